@@ -1,0 +1,35 @@
+/** The adapter a source names, built once at start from its secrets (and, for generic-hmac, its options). */
+import type { GenericHmacOptions } from '../src/config/schema.ts';
+import { genericHmac } from './generic-hmac.ts';
+import { github } from './github.ts';
+import { shopifyFlow } from './shopify-flow.ts';
+import { shopify } from './shopify.ts';
+import { standardWebhooks } from './standard-webhooks.ts';
+import { stripe } from './stripe.ts';
+import type { Adapter, AdapterName } from './types.ts';
+
+export interface AdapterSource {
+  adapter: AdapterName;
+  secrets: readonly string[];
+  hmac?: GenericHmacOptions | undefined;
+}
+
+export function createAdapter(source: AdapterSource): Adapter {
+  const { secrets } = source;
+  switch (source.adapter) {
+    case 'shopify':
+      return shopify({ secrets });
+    case 'shopify-flow':
+      return shopifyFlow({ secrets });
+    case 'stripe':
+      return stripe({ secrets });
+    case 'github':
+      return github({ secrets });
+    case 'standard-webhooks':
+      return standardWebhooks({ secrets });
+    case 'generic-hmac':
+      // The config schema already requires these options; this guards callers that bypass it.
+      if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');
+      return genericHmac({ secrets, hmac: source.hmac });
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 of `${t}.${body}`. Stripe lists
+ * several v1 signatures while an endpoint secret is being rolled; other schemes (v0) are ignored. Stripe sends
+ * no delivery ID: an endpoint receives an event once and retries it, so the delivery is the event itself, and a
+ * retry (signed at a new t) is answered as duplicate_delivery.
+ */
+import { SignatureError } from '../src/errors.ts';
+import type { Adapter } from './types.ts';
+import {
+  anySignatureMatches,
+  checkTimestamp,
+  hmac,
+  jsonPointer,
+  optionalString,
+  parseJson,
+  requireId,
+  requireSignatureHeader,
+  stringAt,
+  unixSecondsDate,
+} from './verify.ts';
+
+// Stripe's own libraries default to five minutes.
+const TOLERANCE_SECONDS = 300;
+
+function parseSignatureHeader(value: string): { timestamp: string; signatures: string[] } {
+  let timestamp: string | undefined;
+  const signatures: string[] = [];
+  for (const item of value.split(',')) {
+    const separator = item.indexOf('=');
+    if (separator < 0) continue;
+    const key = item.slice(0, separator).trim();
+    const val = item.slice(separator + 1).trim();
+    if (key === 't') timestamp ??= val;
+    if (key === 'v1') signatures.push(val);
+  }
+  if (timestamp === undefined) throw new SignatureError('Stripe-Signature has no t= timestamp');
+  if (signatures.length === 0) throw new SignatureError('Stripe-Signature has no v1= signature');
+  return { timestamp, signatures };
+}
+
+export function stripe({ secrets }: { secrets: readonly string[] }): Adapter {
+  return {
+    name: 'stripe',
+    ackTimeoutMs: 15_000,
+    signatureHeaders: ['stripe-signature'],
+    verify(request) {
+      const header = requireSignatureHeader(request.headers, 'Stripe-Signature');
+      const { timestamp, signatures } = parseSignatureHeader(header);
+      checkTimestamp(timestamp, request.now, TOLERANCE_SECONDS, 'the Stripe-Signature timestamp');
+      const sign = (secret: string) => hmac('sha256', secret, 'hex', `${timestamp}.`, request.body);
+      if (!anySignatureMatches(secrets, sign, signatures, 'hex')) {
+        throw new SignatureError(
+          'no v1 signature in Stripe-Signature matches the body under any configured endpoint secret (whsec_…)',
+        );
+      }
+      const json = parseJson(request.body);
+      const eventId = requireId(stringAt(json, '/id'), 'event id (body "id")');
+      return {
+        deliveryId: eventId,
+        eventId,
+        topic: optionalString(jsonPointer(json, '/type')),
+        occurredAt: unixSecondsDate(jsonPointer(json, '/created')),
+        json,
+      };
+    },
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * The pieces every adapter verifies with. The order the adapters follow is the Standard Webhooks library's:
+ * check the timestamp window, compare signatures over the raw bytes in constant time against every secret,
+ * and only then parse the body and name the identities.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+
+export { jsonPointer };
+
+export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
+export type DigestEncoding = 'hex' | 'base64';
+
+/** HMAC over the parts in order, so `${t}.` + body is signed without copying or re-encoding the body. */
+export function hmac(
+  algorithm: HmacAlgorithm,
+  key: string | Uint8Array,
+  encoding: DigestEncoding,
+  ...parts: (string | Uint8Array)[]
+): string {
+  const mac = createHmac(algorithm, key);
+  for (const part of parts) mac.update(part);
+  return mac.digest(encoding);
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * Constant-time string comparison. timingSafeEqual throws on unequal lengths, and a signature of the wrong
+ * length is simply wrong; the length of a valid signature is public (it follows from the algorithm).
+ */
+export function safeEqual(provided: string, expected: string): boolean {
+  const a = Buffer.from(provided, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * True when any provided signature matches the one computed with any secret: while a secret is rotated the
+ * sender signs with either. Hex is compared lowercased because some senders print digests in uppercase.
+ */
+export function anySignatureMatches<Key>(
+  secrets: readonly Key[],
+  sign: (secret: Key) => string,
+  provided: readonly string[],
+  encoding: DigestEncoding,
+): boolean {
+  const candidates = encoding === 'hex' ? provided.map((s) => s.toLowerCase()) : provided;
+  return secrets.some((secret) => {
+    const expected = sign(secret);
+    return candidates.some((candidate) => safeEqual(candidate, expected));
+  });
+}
+
+/** The first of several names that is present; web Headers already ignore case. */
+export function header(headers: Headers, ...names: string[]): string | null {
+  for (const name of names) {
+    const value = headers.get(name);
+    if (value !== null) return value;
+  }
+  return null;
+}
+
+/** A signature header that must be present; its absence is the sender's (or an impostor's) problem: 401. */
+export function requireSignatureHeader(headers: Headers, ...names: string[]): string {
+  const value = header(headers, ...names);
+  if (value === null || value.trim() === '') {
+    throw new SignatureError(`missing ${names[0]} header`);
+  }
+  return value.trim();
+}
+
+/**
+ * Checks a unix-seconds timestamp header against the arrival time, in both directions: a replayed old request
+ * and one stamped far in the future (a skewed or forged clock) are both refused.
+ */
+export function checkTimestamp(value: string, now: Date, toleranceSeconds: number, headerName: string): number {
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new SignatureError(`${headerName} must be a unix timestamp in seconds`);
+  }
+  const timestamp = Number(value);
+  const age = Math.floor(now.getTime() / 1000) - timestamp;
+  const allowed = `more than the ${toleranceSeconds} s allowed`;
+  if (age > toleranceSeconds) {
+    throw new SignatureError(`${headerName} is ${age} s old, ${allowed}; a replay, or the sender's clock is wrong`);
+  }
+  if (-age > toleranceSeconds) {
+    throw new SignatureError(`${headerName} is ${-age} s in the future, ${allowed}; check the sender's clock`);
+  }
+  return timestamp;
+}
+
+// fatal: a body that is not valid UTF-8 is malformed, not silently patched with U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function decodeUtf8(body: Uint8Array): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new InputError('malformed_body', 'the body is not valid UTF-8');
+  }
+}
+
+/** Parses a verified body; call only after the signature matched. */
+export function parseJson(body: Uint8Array): unknown {
+  return parseJsonText(decodeUtf8(body));
+}
+
+export function parseJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InputError('malformed_body', `the body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The JSON body where the sender may also send something else (Shopify can send XML): a body declared as
+ * another content type is kept as bytes with json undefined; anything declared as JSON, or undeclared, must parse.
+ */
+export function parseJsonUnlessDeclaredOther(headers: Headers, body: Uint8Array): unknown {
+  const contentType = headers.get('content-type');
+  if (contentType !== null && !/[/+]json\b/i.test(contentType)) return undefined;
+  return parseJson(body);
+}
+
+/** The string at a pointer, or null: where a sender documents a string, a number there is not that field. */
+export function stringAt(json: unknown, pointer: string): string | null {
+  const value = jsonPointer(json, pointer);
+  return typeof value === 'string' ? value : null;
+}
+
+const MAX_ID_LENGTH = 255;
+
+/** An identity oncehook deduplicates on: present, not blank, and short enough to be a key. */
+export function requireId(value: string | null | undefined, what: string): string {
+  const id = value?.trim();
+  if (id === undefined || id === '') {
+    throw new InputError('missing_identity', `the request verified but has no ${what}`);
+  }
+  if (id.length > MAX_ID_LENGTH) {
+    throw new InputError(
+      'invalid_identity',
+      `the ${what} is ${id.length} characters long; at most ${MAX_ID_LENGTH} are accepted`,
+    );
+  }
+  return id;
+}
+
+/** A JSON value as an ID source: strings as they are; integers JSON can carry exactly; anything else is absent. */
+export function idFromJson(value: unknown, what: string): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'number') return undefined;
+  // Past 2^53 two different IDs can parse to the same number and would be deduplicated as one.
+  if (!Number.isSafeInteger(value)) {
+    throw new InputError('invalid_identity', `the ${what} is a number JSON cannot carry exactly; send it as a string`);
+  }
+  return String(value);
+}
+
+/** A string, or null when absent or blank; for topics, which filter actions but are never required. */
+export function optionalString(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+/**
+ * When the event happened is informational, so an unreadable value becomes null rather than a 400:
+ * refusing a verified delivery over it would only make the sender retry it until it gives up.
+ */
+export function isoDate(value: unknown): Date | null {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return null;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+export function unixSecondsDate(value: unknown): Date | null {
+  const seconds = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
+  if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds < 0) return null;
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? null : date;
+}

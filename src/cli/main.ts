@@ -1,0 +1,144 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig } from '../config/load.ts';
+import { startGateway } from '../gateway.ts';
+import { createLogger } from '../log.ts';
+import { openStore } from '../store/connect.ts';
+import { migrate } from '../store/migrate.ts';
+import { buildSample } from './sample.ts';
+
+const DEFAULT_CONFIG = './oncehook.config.json';
+const DEFAULT_DATA_DIR = './.oncehook';
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port number from 0 to 65535');
+  return n;
+}
+
+function configOption() {
+  return new Option('-c, --config <file>', 'the config file').env('ONCEHOOK_CONFIG').default(DEFAULT_CONFIG);
+}
+
+const program = new Command('oncehook')
+  .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
+  .showHelpAfterError();
+
+program
+  .command('serve', { isDefault: true })
+  .description('receive webhooks and forward their tasks')
+  .addOption(configOption())
+  .addOption(new Option('-p, --port <n>', 'port to listen on').env('PORT').default(8080).argParser(port))
+  .addOption(new Option('--host <address>', 'address to listen on').default('0.0.0.0'))
+  .action(async (options: { config: string; port: number; host: string }) => {
+    const logger = createLogger();
+    const { config, defaulted } = loadConfig(options.config);
+    if (defaulted.length > 0) {
+      logger.warn({ variables: defaulted }, `unset, using the defaults written in ${options.config}: set them in production`);
+    }
+    const gateway = await startGateway({
+      config,
+      logger,
+      port: options.port,
+      host: options.host,
+      databaseUrl: process.env.DATABASE_URL,
+      dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
+    });
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      gateway.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+
+program
+  .command('migrate')
+  .description('apply database migrations and exit (start-up also applies them)')
+  .action(async () => {
+    const databaseUrl = process.env.DATABASE_URL;
+    const store = await openStore({ databaseUrl, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
+    try {
+      await migrate(store, databaseUrl);
+      console.log(`migrations applied (${store.kind})`);
+    } finally {
+      await store.close();
+    }
+  });
+
+program
+  .command('check-config')
+  .description('validate a config file and list every problem with its JSON path')
+  .argument('[file]', 'the config file', process.env.ONCEHOOK_CONFIG ?? DEFAULT_CONFIG)
+  .option('--json', 'print the result as JSON')
+  .action((file: string, options: { json?: boolean }) => {
+    try {
+      const { config, defaulted } = loadConfig(file);
+      const sources = Object.entries(config.sources).map(([id, source]) => ({
+        id,
+        adapter: source.adapter,
+        actions: Object.keys(source.actions),
+      }));
+      if (options.json) console.log(JSON.stringify({ ok: true, file, sources, defaulted }));
+      else {
+        console.log(`${file}: ok`);
+        if (defaulted.length > 0) console.log(`  unset, using the file's defaults: ${defaulted.join(', ')}`);
+        for (const s of sources) console.log(`  ${s.id} (${s.adapter}) → ${s.actions.join(', ') || 'no actions'}`);
+      }
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      if (options.json) console.log(JSON.stringify({ ok: false, file, problems: error.problems }));
+      else console.error(error.message);
+      process.exitCode = 1;
+    }
+  });
+
+program
+  .command('send-sample')
+  .description('send a correctly signed sample delivery to a running gateway')
+  .argument('<source>', 'a source id from the config')
+  .addOption(configOption())
+  .addOption(new Option('--url <url>', 'the gateway').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
+  .option('--event-id <id>', 'the event ID (default: random); send the same one twice to see deduplication')
+  .option('--delivery-id <id>', 'the delivery ID (default: random)')
+  .option('--topic <topic>', 'the topic (default: one the sender uses)')
+  .option('--json', 'print only the gateway\'s JSON answer')
+  .action(
+    async (
+      sourceId: string,
+      options: { config: string; url: string; eventId?: string; deliveryId?: string; topic?: string; json?: boolean },
+    ) => {
+      const { config } = loadConfig(options.config);
+      const source = config.sources[sourceId];
+      if (!source) {
+        console.error(`no source "${sourceId}" in ${options.config}; it has: ${Object.keys(config.sources).join(', ')}`);
+        process.exitCode = 2;
+        return;
+      }
+      const sample = buildSample(source, options);
+      const target = new URL(`/in/${encodeURIComponent(sourceId)}`, options.url);
+      let response: Response;
+      try {
+        response = await fetch(target, { method: 'POST', headers: sample.headers, body: sample.body });
+      } catch (error) {
+        console.error(`cannot reach ${target}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
+        process.exitCode = 2;
+        return;
+      }
+      const text = await response.text();
+      if (options.json) console.log(text);
+      else console.log(`POST ${target} → ${response.status}\n${JSON.stringify(JSON.parse(text), null, 2)}`);
+      if (!response.ok) process.exitCode = 1;
+    },
+  );
+
+program.parseAsync().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

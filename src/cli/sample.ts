@@ -1,0 +1,112 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { SourceConfig } from '../config/schema.ts';
+
+export interface SampleOptions {
+  eventId?: string | undefined;
+  deliveryId?: string | undefined;
+  topic?: string | undefined;
+}
+
+/**
+ * A correctly signed sample delivery for a configured source, so a newcomer can watch one be accepted and
+ * then deduplicated without a real sender. Signed with the source's first secret, the way its sender signs.
+ */
+export function buildSample(source: SourceConfig, options: SampleOptions): { headers: Record<string, string>; body: string } {
+  const eventId = options.eventId ?? String(Math.floor(Math.random() * 1e12));
+  const deliveryId = options.deliveryId ?? randomUUID();
+  const secret = source.secrets[0]!;
+  const now = Math.floor(Date.now() / 1000);
+  const hmac = (algorithm: string, key: string | Buffer, content: string) => createHmac(algorithm, key).update(content);
+
+  switch (source.adapter) {
+    case 'shopify': {
+      const topic = options.topic ?? 'orders/create';
+      const body = JSON.stringify({ id: Number(eventId) || eventId, email: 'sample@example.com', total_price: '10.00' });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-shopify-hmac-sha256': hmac('sha256', secret, body).digest('base64'),
+          'x-shopify-webhook-id': deliveryId,
+          'x-shopify-event-id': eventId,
+          'x-shopify-topic': topic,
+          'x-shopify-triggered-at': new Date().toISOString(),
+        },
+      };
+    }
+    case 'shopify-flow': {
+      const body = JSON.stringify({ action_run_id: eventId, handle: options.topic ?? 'sample-action', properties: {} });
+      return {
+        body,
+        headers: { 'content-type': 'application/json', 'x-shopify-hmac-sha256': hmac('sha256', secret, body).digest('base64') },
+      };
+    }
+    case 'stripe': {
+      const body = JSON.stringify({ id: `evt_${eventId}`, type: options.topic ?? 'charge.succeeded', created: now, data: {} });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature': `t=${now},v1=${hmac('sha256', secret, `${now}.${body}`).digest('hex')}`,
+        },
+      };
+    }
+    case 'github': {
+      const body = JSON.stringify({ action: 'opened', issue: { number: 1 } });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': `sha256=${hmac('sha256', secret, body).digest('hex')}`,
+          'x-github-delivery': options.eventId ?? randomUUID(),
+          'x-github-hook-id': options.deliveryId ?? '1',
+          'x-github-event': options.topic ?? 'issues',
+        },
+      };
+    }
+    case 'standard-webhooks': {
+      const id = options.eventId ?? `msg_${eventId}`;
+      const body = JSON.stringify({ type: options.topic ?? 'sample.created', timestamp: new Date().toISOString(), data: {} });
+      const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(now),
+          'webhook-signature': `v1,${hmac('sha256', key, `${id}.${now}.${body}`).digest('base64')}`,
+        },
+      };
+    }
+    case 'generic-hmac': {
+      const options_ = source.hmac!;
+      const document: Record<string, unknown> = { data: {} };
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const place = (field: { header: string } | { pointer: string } | undefined, value: string) => {
+        if (!field) return;
+        if ('header' in field) headers[field.header.toLowerCase()] = value;
+        else setPointer(document, field.pointer, value);
+      };
+      place(options_.eventId, eventId);
+      place(options_.deliveryId, deliveryId);
+      place(options_.topic, options.topic ?? 'sample');
+      place(options_.occurredAt, new Date().toISOString());
+      const body = JSON.stringify(document);
+      if (options_.timestampHeader) headers[options_.timestampHeader.toLowerCase()] = String(now);
+      const content = options_.signedPayload === 'timestamp.body' ? `${now}.${body}` : body;
+      headers[options_.signatureHeader.toLowerCase()] =
+        options_.signaturePrefix + hmac(options_.algorithm, secret, content).digest(options_.encoding);
+      return { body, headers };
+    }
+  }
+}
+
+function setPointer(document: Record<string, unknown>, pointer: string, value: string): void {
+  const keys = pointer.slice(1).split('/').map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let node = document;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}

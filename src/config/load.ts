@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { configSchema, type Config } from './schema.ts';
+
+/** The config could not be used; `problems` lists every one, each led by its JSON path. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(file: string, problems: string[]) {
+    super(`${file}: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return path
+    .map((key, i) =>
+      typeof key === 'number' ? `[${key}]` : /^[A-Za-z_$][\w$]*$/.test(String(key)) ? `${i ? '.' : ''}${String(key)}` : `[${JSON.stringify(String(key))}]`,
+    )
+    .join('');
+}
+
+interface Substitution {
+  env: NodeJS.ProcessEnv;
+  missing: string[];
+  /** Variables that were unset and took the default written in the file: worth a warning at start. */
+  defaulted: Set<string>;
+}
+
+/**
+ * Replaces every `${NAME}` in string values from the environment, and `${NAME:-default}` with the default
+ * when NAME is unset, collecting the variables that are missing.
+ */
+function substitute(value: unknown, path: PropertyKey[], s: Substitution): unknown {
+  if (typeof value === 'string') {
+    return value.replace(
+      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (whole: string, name: string, fallback: string | undefined) => {
+        const found = s.env[name];
+        if (found !== undefined) return found;
+        if (fallback !== undefined) {
+          s.defaulted.add(name);
+          return fallback;
+        }
+        s.missing.push(`${pathText(path)}: environment variable ${name} is not set`);
+        return whole;
+      },
+    );
+  }
+  if (Array.isArray(value)) return value.map((item, i) => substitute(item, [...path, i], s));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, [...path, key], s)]));
+  }
+  return value;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Environment variables that were unset and fell back to the file's `${NAME:-default}`. */
+  defaulted: string[];
+}
+
+/** Validates an already-read config text. Exported for tests and `check-config`. */
+export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(file, [`(root): not valid JSON: ${(error as Error).message}`]);
+  }
+  const problems: string[] = [];
+  const defaulted = new Set<string>();
+  const filled = substitute(raw, [], { env, missing: problems, defaulted });
+  const result = configSchema.safeParse(filled);
+  if (!result.success) {
+    for (const issue of result.error.issues) problems.push(`${pathText(issue.path)}: ${issue.message}`);
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
+  return { config: result.data, defaulted: [...defaulted] };
+}
+
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`]);
+  }
+  return parseConfig(text, file, env);
+}

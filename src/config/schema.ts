@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { ADAPTER_NAMES } from '../../adapters/types.ts';
+import { duration } from './duration.ts';
+
+const jsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'a JSON pointer like "/order/id"');
+
+/** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
+const fieldSource = z.union([
+  z.strictObject({ header: z.string().min(1) }),
+  z.strictObject({ pointer: jsonPointer }),
+]);
+
+export const genericHmacSchema = z
+  .strictObject({
+    signatureHeader: z.string().min(1).describe('header carrying the signature, e.g. "X-Signature"'),
+    algorithm: z.enum(['sha1', 'sha256', 'sha512']).default('sha256'),
+    encoding: z.enum(['hex', 'base64']).default('hex'),
+    signaturePrefix: z.string().default('').describe('text before the signature, e.g. "sha256="'),
+    timestampHeader: z.string().min(1).optional().describe('header with a unix timestamp in seconds'),
+    toleranceSeconds: z.int().positive().default(300),
+    signedPayload: z
+      .enum(['body', 'timestamp.body'])
+      .default('body')
+      .describe('what was signed: the raw body, or "<timestamp>.<body>"'),
+    deliveryId: fieldSource.optional().describe('default: synthesized from the signature'),
+    eventId: fieldSource,
+    topic: fieldSource.optional(),
+    occurredAt: fieldSource.optional(),
+  })
+  .refine((o) => o.signedPayload === 'body' || o.timestampHeader !== undefined, {
+    message: 'signedPayload "timestamp.body" needs a timestampHeader',
+    path: ['signedPayload'],
+  });
+export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
+
+const actionId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, "-" and "_"');
+
+export const actionSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }),
+  idempotency: z
+    .enum(['key', 'none'])
+    .default('none')
+    .describe('"key": the downstream honours Idempotency-Key; "none": it does not'),
+  lookup: z
+    .string()
+    .includes('{key}', { message: 'a lookup URL needs the {key} placeholder' })
+    .optional()
+    .describe('GET URL template answering whether the effect of task {key} exists'),
+  topics: z.array(z.string().min(1)).min(1).optional(),
+  timeoutMs: z.int().positive().default(10_000),
+  maxAttempts: z.int().min(1).max(100).default(8),
+  keyRetention: duration.prefault('24h').describe('how long the downstream keeps idempotency keys'),
+  after: actionId.optional().describe('a sibling action whose task must succeed first'),
+  approval: z.literal('required').optional(),
+  signingSecret: z.string().min(1).optional(),
+  referencePointer: jsonPointer.optional().describe('JSON pointer into a 2xx response naming the created thing'),
+  backoff: z
+    .strictObject({
+      initialMs: z.int().positive().default(1000),
+      maxMs: z.int().positive().default(3_600_000),
+    })
+    .default({ initialMs: 1000, maxMs: 3_600_000 }),
+});
+export type ActionConfig = z.output<typeof actionSchema>;
+
+export const sourceSchema = z
+  .strictObject({
+    adapter: z.enum(ADAPTER_NAMES),
+    secrets: z.array(z.string().min(1)).min(1).describe('every secret is tried, so one can be rotated'),
+    actions: z.record(actionId, actionSchema),
+    taskKey: z
+      .string()
+      .min(1)
+      .default('{eventId}')
+      .describe('template naming the business task: {eventId}, {deliveryId}, {topic}, {header:NAME}, {body:/pointer}'),
+    ackTimeoutMs: z.int().positive().optional().describe("default: the sender's documented timeout"),
+    maxBodyBytes: z.int().positive().default(1024 * 1024),
+    readTimeoutMs: z.int().positive().default(15_000),
+    retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
+    hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+  })
+  .superRefine((source, ctx) => {
+    if (source.adapter === 'generic-hmac' && !source.hmac) {
+      ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
+    }
+    if (source.adapter !== 'generic-hmac' && source.hmac) {
+      ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${source.adapter}` });
+    }
+    for (const [id, action] of Object.entries(source.actions)) {
+      if (action.after === undefined) continue;
+      if (action.after === id) {
+        ctx.addIssue({ code: 'custom', path: ['actions', id, 'after'], message: 'an action cannot wait for itself' });
+      } else if (!(action.after in source.actions)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['actions', id, 'after'],
+          message: `no sibling action "${action.after}" in this source`,
+        });
+      }
+    }
+  });
+export type SourceConfig = z.output<typeof sourceSchema>;
+
+const sourceId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'letters, digits, "-" and "_"');
+
+export const configSchema = z.strictObject({
+  $schema: z.string().optional(),
+  sources: z.record(sourceId, sourceSchema),
+});
+export type Config = z.output<typeof configSchema>;

@@ -1,0 +1,96 @@
+import { parseRetryAfter, type RetryAfter } from './backoff.ts';
+import type { Exchange } from './exchange.ts';
+import { referenceOf, type Answer } from './reference.ts';
+
+/** The ledger's `class` of an attempt: each kind of outcome has its own answer. */
+export const OUTCOME_CLASSES = {
+  /** 2xx: a confirmed effect. */
+  success: 'success',
+  /** Refused, DNS, TLS, connect timeout: the request never reached an open connection. */
+  notSent: 'not_sent',
+  /** 408, 425, 429, 5xx: the downstream asks to be tried again. */
+  retryable: 'retryable',
+  /** 400, 404, 410, 422 and other 4xx: the input is bad; more tries will not help. */
+  rejected: 'rejected',
+  /** 401, 403: oncehook itself is refused. */
+  refused: 'refused',
+  /** A timeout or a reset after the request was written: the effect may exist. */
+  unknown: 'unknown',
+  /** A lookup's answers: the effect exists, does not exist, or the lookup could not tell. */
+  found: 'lookup_found',
+  absent: 'lookup_absent',
+  unanswered: 'lookup_unanswered',
+} as const;
+type Classes = typeof OUTCOME_CLASSES;
+
+export type Verdict =
+  | { class: Classes['success'] | Classes['found']; status: number; reference: string }
+  | { class: Classes['notSent'] | Classes['unknown'] | Classes['unanswered']; status: number | null; error: string }
+  | { class: Classes['retryable']; status: number; error: string; retryAfter: RetryAfter | null; coolDown: boolean }
+  | { class: Classes['rejected'] | Classes['refused'] | Classes['absent']; status: number; error: string };
+
+/** 409 too: a downstream honouring keys answers it while the same key is still being processed. */
+const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
+/** The downstream is overloaded: every task bound for it waits, not only this one. */
+const COOL_DOWN = new Set([429, 503]);
+
+/** Classifies the answer to a send. */
+export function classifySend(exchange: Exchange, referencePointer: string | undefined): Verdict {
+  if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unknown);
+  const { answer } = exchange;
+  const { status } = answer;
+  if (status >= 200 && status < 300) {
+    return { class: OUTCOME_CLASSES.success, status, reference: referenceOf(answer, referencePointer) };
+  }
+  const error = describe(answer);
+  if (RETRYABLE.has(status) || (status >= 500 && status !== 501 && status !== 505)) {
+    return {
+      class: OUTCOME_CLASSES.retryable,
+      status,
+      error,
+      retryAfter: parseRetryAfter(answer.headers['retry-after']),
+      coolDown: COOL_DOWN.has(status),
+    };
+  }
+  if (status === 401 || status === 403) return { class: OUTCOME_CLASSES.refused, status, error };
+  // Redirects are not followed: a 3xx means the URL is wrong, which a person fixes.
+  return { class: OUTCOME_CLASSES.rejected, status, error };
+}
+
+/** Classifies a lookup's answer: 2xx the effect exists, 404 it does not, anything else says nothing. */
+export function classifyLookup(exchange: Exchange, referencePointer: string | undefined): Verdict {
+  if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unanswered);
+  const { answer } = exchange;
+  const { status } = answer;
+  if (status >= 200 && status < 300) {
+    return { class: OUTCOME_CLASSES.found, status, reference: referenceOf(answer, referencePointer) };
+  }
+  if (status === 404) return { class: OUTCOME_CLASSES.absent, status, error: 'the lookup confirmed the effect does not exist' };
+  return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer) };
+}
+
+function failureVerdict(
+  failure: Extract<Exchange, { kind: 'failure' }>,
+  written: Classes['unknown'] | Classes['unanswered'],
+): Verdict {
+  const cause = errorText(failure.error);
+  if (!failure.written) return { class: OUTCOME_CLASSES.notSent, status: null, error: `not sent: ${cause}` };
+  return {
+    class: written,
+    status: null,
+    error: failure.timedOut ? `timed out after the request was written: ${cause}` : `connection lost after the request was written: ${cause}`,
+  };
+}
+
+function errorText(error: Error): string {
+  const code = (error as Error & { code?: string }).code;
+  return code && !error.message.includes(code) ? `${code} ${error.message}` : error.message;
+}
+
+const MAX_ERROR_BODY = 300;
+
+function describe(answer: Answer): string {
+  const body = answer.body.toString('utf8').trim();
+  const line = `${answer.status} ${answer.statusText}`.trim();
+  return body ? `${line}: ${body.length > MAX_ERROR_BODY ? `${body.slice(0, MAX_ERROR_BODY)}…` : body}` : line;
+}

@@ -1,0 +1,66 @@
+import type { AttemptFinish, ClaimedTask } from '../store/atomic.ts';
+import { TASK_STATES } from '../store/decisions.ts';
+import { backoffMs } from './backoff.ts';
+import { OUTCOME_CLASSES, type Verdict } from './classify.ts';
+import type { Route } from './routes.ts';
+
+/** The part of an attempt's finish that follows from its verdict: where the task goes, and when. */
+export type Decision = Pick<
+  AttemptFinish,
+  'state' | 'delayMs' | 'notBefore' | 'decision' | 'destination' | 'reference' | 'error' | 'status'
+>;
+
+/**
+ * The answer to each kind of outcome. Nothing here resends an unknown outcome: it becomes
+ * `outcome_unknown`, and the claim reconciles it by the rules of CONTRACT.md in database time.
+ */
+export function decide(verdict: Verdict, task: ClaimedTask, route: Route): Decision {
+  const { config } = route;
+  const base = { status: verdict.status, reference: null, notBefore: null, destination: null, delayMs: 0 };
+  switch (verdict.class) {
+    case OUTCOME_CLASSES.success:
+    case OUTCOME_CLASSES.found:
+      return { ...base, state: TASK_STATES.succeeded, reference: verdict.reference, error: null, decision: 'succeeded' };
+    case OUTCOME_CLASSES.rejected:
+      return { ...base, state: TASK_STATES.failed, error: verdict.error, decision: 'failed: the downstream rejected the input' };
+    case OUTCOME_CLASSES.refused:
+      return {
+        ...base,
+        state: TASK_STATES.failed,
+        error: verdict.error,
+        decision: 'failed, and the destination paused until a person resumes it',
+        destination: { origin: route.destination, pause: `${verdict.status} refused oncehook's request for ${task.id}` },
+      };
+    case OUTCOME_CLASSES.absent:
+      return task.attempts >= config.maxAttempts
+        ? { ...base, state: TASK_STATES.failed, error: verdict.error, decision: 'failed: not done, and attempts exhausted' }
+        : { ...base, state: TASK_STATES.pending, error: verdict.error, decision: 'send again: confirmed absent' };
+  }
+  if (task.mode === 'lookup' || verdict.class === OUTCOME_CLASSES.unknown || verdict.class === OUTCOME_CLASSES.unanswered) {
+    return {
+      ...base,
+      state: TASK_STATES.outcomeUnknown,
+      error: verdict.error,
+      delayMs: backoffMs(task.mode === 'lookup' ? task.lookups : task.attempts, config.backoff),
+      decision: task.mode === 'lookup' ? 'ask the lookup again later' : 'reconcile: the effect may exist',
+    };
+  }
+  // Nothing reached the downstream, or it asked to be tried again.
+  const coolDown = verdict.class === OUTCOME_CLASSES.retryable && verdict.coolDown;
+  const destination = coolDown ? { origin: route.destination, pause: null } : null;
+  if (task.attempts >= config.maxAttempts) {
+    return { ...base, state: TASK_STATES.failed, error: verdict.error, destination, decision: 'failed: attempts exhausted' };
+  }
+  const retryAfter = verdict.class === OUTCOME_CLASSES.retryable ? verdict.retryAfter : null;
+  const jittered = backoffMs(task.attempts, config.backoff);
+  return {
+    ...base,
+    state: TASK_STATES.pending,
+    error: verdict.error,
+    destination,
+    // A cooldown must last a while even when the jitter draws zero.
+    delayMs: retryAfter && 'delayMs' in retryAfter ? retryAfter.delayMs : coolDown ? Math.max(jittered, config.backoff.initialMs) : jittered,
+    notBefore: retryAfter && 'at' in retryAfter ? retryAfter.at : null,
+    decision: retryAfter ? 'retry after the downstream\'s Retry-After' : 'retry with backoff',
+  };
+}

@@ -1,0 +1,101 @@
+import type { Dispatcher } from 'undici';
+import type { Answer } from './reference.ts';
+
+/** One HTTP request to a downstream. */
+export interface Outgoing {
+  method: 'POST' | 'GET';
+  url: URL;
+  headers: Record<string, string>;
+  body: Uint8Array | null;
+  /** The whole exchange: connecting, writing, and the answer's status line. */
+  timeoutMs: number;
+}
+
+/**
+ * How an exchange ended. `written` is the line between "nothing happened" and "the effect may exist":
+ * false only when the request never reached an open connection (refused, DNS, TLS, connect timeout).
+ */
+export type Exchange =
+  | { kind: 'answer'; answer: Answer }
+  | { kind: 'failure'; written: boolean; timedOut: boolean; error: Error };
+
+/** Enough of an answer for a JSON-pointer reference or an error message; the rest is not kept. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Sends one request through undici's dispatcher API rather than `request()`, because only the handler sees
+ * `onRequestStart`: undici calls it once the connection is open and just before it writes the request. An
+ * error before it means the downstream never received a byte; after it, the request may have been read.
+ * (No client can know whether a server that reset the connection read the bytes first, so that stays unknown.)
+ */
+export function exchange(dispatcher: Dispatcher, out: Outgoing): Promise<Exchange> {
+  return new Promise((resolve) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let written = false;
+    let timedOut = false;
+    let answer: Answer | undefined;
+    const chunks: Buffer[] = [];
+    let kept = 0;
+
+    const answered = (): Exchange => ({ kind: 'answer', answer: { ...answer!, body: Buffer.concat(chunks) } });
+    let settled = false;
+    const settle = (result: Exchange) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const timeoutError = () => new Error(`no answer within ${out.timeoutMs} ms`);
+
+    const timer = setTimeout(() => {
+      timedOut = true;
+      // The status line decides the outcome; a body still trickling in changes nothing.
+      if (answer) settle(answered());
+      else if (controller) controller.abort(timeoutError());
+      // Still connecting: onRequestStart will abort before writing, so nothing can reach the downstream.
+      else settle({ kind: 'failure', written: false, timedOut: true, error: timeoutError() });
+    }, out.timeoutMs);
+
+    dispatcher.dispatch(
+      {
+        origin: out.url.origin,
+        path: `${out.url.pathname}${out.url.search}`,
+        method: out.method,
+        headers: out.headers,
+        body: out.body === null ? null : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),
+        // Our own timer decides; undici's are only a backstop for a socket left open after we settled.
+        headersTimeout: out.timeoutMs + 1000,
+        bodyTimeout: out.timeoutMs + 1000,
+      },
+      {
+        onRequestStart(started) {
+          if (timedOut) return started.abort(timeoutError());
+          controller = started;
+          written = true;
+        },
+        onResponseStart(_, statusCode, headers, statusMessage) {
+          answer = { status: statusCode, statusText: statusMessage ?? '', headers: flatten(headers), body: Buffer.alloc(0) };
+        },
+        onResponseData(_, chunk) {
+          if (kept >= MAX_ANSWER_BYTES) return;
+          chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - kept));
+          kept += chunk.byteLength;
+        },
+        onResponseEnd() {
+          settle(answered());
+        },
+        onResponseError(_, error) {
+          settle(answer ? answered() : { kind: 'failure', written, timedOut, error });
+        },
+      },
+    );
+  });
+}
+
+function flatten(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}

@@ -1,0 +1,19 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * A task's ID is a hash of source, task key and action: the same business task gets the same ID on every
+ * retry and in every instance, and whatever personal data a task key holds (an email, say) never leaves
+ * in a header or a URL. A NUL separates the parts so ("a", "bc") and ("ab", "c") cannot collide.
+ */
+export function taskId(source: string, taskKey: string, action: string): string {
+  return `t_${createHash('sha256').update(`${source}\0${taskKey}\0${action}`).digest('hex').slice(0, 32)}`;
+}
+
+/** A new receipt ID: time first so they sort roughly by arrival, then randomness so instances never collide. */
+export function receiptId(now = Date.now()): string {
+  return `d_${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('hex')}`;
+}
+
+export function sha256Hex(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}

@@ -1,0 +1,42 @@
+import { HttpError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+/** Seconds a sender is told to wait before retrying when the durable write did not finish in time. */
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Waits for the durable write until the deadline, then answers 503 + Retry-After instead: the sender
+ * retries, and the retry is deduplicated against whatever the write did. Never a 2xx before the commit.
+ * A write that finishes after its 503 is logged; its own transaction keeps it whole or absent.
+ */
+export async function withinBudget<T>(work: Promise<T>, deadline: number, logger: Logger): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new HttpError(503, 'store_timeout', 'the delivery could not be recorded durably in time; retry it', {
+            'retry-after': String(RETRY_AFTER_SECONDS),
+          }),
+        ),
+      Math.max(0, deadline - performance.now()),
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } catch (error) {
+    if (error instanceof HttpError) {
+      work.then(
+        () => logger.warn('a write answered 503 committed after its deadline; the retry will be a duplicate'),
+        (lateError: unknown) => logger.warn({ err: lateError }, 'a write answered 503 failed after its deadline'),
+      );
+      throw error;
+    }
+    logger.error({ err: error }, 'recording a delivery failed');
+    throw new HttpError(503, 'store_unavailable', 'the delivery could not be recorded durably; retry it', {
+      'retry-after': String(RETRY_AFTER_SECONDS),
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,100 @@
+import { Hono } from 'hono';
+import type { Adapter } from '../../adapters/types.ts';
+import type { Config } from '../config/schema.ts';
+import { HttpError } from '../errors.ts';
+import { receiptId, sha256Hex } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { recordDelivery, type Recorded } from '../store/atomic.ts';
+import type { Store } from '../store/connect.ts';
+import { withinBudget } from './budget.ts';
+import { planTasks } from './plan-tasks.ts';
+import { readBody } from './read-body.ts';
+import { redactHeaders } from './redact.ts';
+
+export interface IngestDeps {
+  config: Config;
+  adapters: ReadonlyMap<string, Adapter>;
+  store: Store;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** Part of the sender's timeout kept back for the answer to travel: at most a second, a fifth of short budgets. */
+function answerDeadline(started: number, budgetMs: number): number {
+  return started + budgetMs - Math.min(1000, budgetMs / 5);
+}
+
+/** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
+export function ingestRoutes({ config, adapters, store, logger, metrics }: IngestDeps): Hono {
+  const app = new Hono();
+  app.post('/in/:source', async (c) => {
+    const started = performance.now();
+    const sourceId = c.req.param('source');
+    const source = config.sources[sourceId];
+    const adapter = adapters.get(sourceId);
+    const label = source ? sourceId : '(unknown)';
+    try {
+      if (!source || !adapter) throw new HttpError(404, 'unknown_source', `no source named "${sourceId}" is configured`);
+      const request = c.req.raw;
+      const body = await readBody(request, source.maxBodyBytes, source.readTimeoutMs);
+      const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
+      const planned = planTasks(sourceId, source, identity, request.headers);
+      const receipt = receiptId();
+      const recorded = await withinBudget(
+        recordDelivery(store.db, {
+          id: receipt,
+          source: sourceId,
+          deliveryId: identity.deliveryId,
+          eventId: identity.eventId,
+          topic: identity.topic,
+          occurredAt: identity.occurredAt,
+          headers: redactHeaders(request.headers, adapter.signatureHeaders),
+          contentType: request.headers.get('content-type'),
+          body,
+          bodySha256: sha256Hex(body),
+          tasks: planned,
+        }),
+        answerDeadline(started, source.ackTimeoutMs ?? adapter.ackTimeoutMs),
+        logger,
+      );
+      metrics.deliveries.inc({ source: sourceId, decision: recorded.decision });
+      metrics.ackSeconds.observe({ source: sourceId, status: '200' }, (performance.now() - started) / 1000);
+      logger.info(
+        { source: sourceId, receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, decision: recorded.decision },
+        'delivery recorded',
+      );
+      return c.json({ receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(recorded) });
+    } catch (error) {
+      if (error instanceof HttpError) {
+        metrics.rejections.inc({ source: label, reason: error.code });
+        metrics.ackSeconds.observe({ source: label, status: String(error.status) }, (performance.now() - started) / 1000);
+        logger.info({ source: label, status: error.status, reason: error.code }, 'delivery rejected');
+      }
+      throw error;
+    }
+  });
+  return app;
+}
+
+function answer(recorded: Recorded) {
+  if (recorded.decision === 'accepted') {
+    return {
+      decision: recorded.decision,
+      tasks: recorded.created.map(({ id, action }) => ({ id, action })),
+      ...(recorded.existing.length > 0 ? { existingTasks: recorded.existing } : {}),
+    };
+  }
+  const { firstSeen } = recorded;
+  return {
+    decision: recorded.decision,
+    tasks: recorded.existing,
+    firstSeen: {
+      receipt: firstSeen.id,
+      deliveryId: firstSeen.deliveryId,
+      eventId: firstSeen.eventId,
+      at: firstSeen.receivedAt.toISOString(),
+      decision: firstSeen.decision,
+    },
+  };
+}

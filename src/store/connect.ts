@@ -1,0 +1,76 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import * as schema from './schema.ts';
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/**
+ * One store, two engines. Everything above this file talks to `db` (drizzle) and never to a driver, so the
+ * same code and the same tests run on a PostgreSQL server and on embedded PGlite.
+ */
+export interface Store {
+  readonly kind: 'postgres' | 'pglite';
+  readonly db: Db;
+  /** Calls `onNotify` for every NOTIFY on `channel`; `onSubscribe` after every (re)subscription. */
+  listen(channel: string, onNotify: () => void, onSubscribe: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** A PostgreSQL URL; without it the embedded PGlite is used. */
+  databaseUrl?: string | undefined;
+  /** PGlite's directory; omitted means in memory (tests only). */
+  dataDir?: string | undefined;
+  /** Connections in the postgres.js pool. */
+  poolSize?: number;
+}
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+}
+
+function openPostgres(url: string, max: number): Store {
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 5,
+    // Only the app's own errors are retried; a dropped connection is replaced by the pool.
+    idle_timeout: 60,
+    connection: { application_name: 'oncehook' },
+  });
+  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  return {
+    kind: 'postgres',
+    db,
+    async listen(channel, onNotify, onSubscribe) {
+      const { unlisten } = await client.listen(channel, onNotify, onSubscribe);
+      return unlisten;
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Store> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir ? { dataDir } : {});
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind: 'pglite',
+    db,
+    async listen(channel, onNotify, onSubscribe) {
+      const unlisten = await client.listen(channel, onNotify);
+      // In-process: the subscription never drops, so one catch-up fetch is all a worker needs.
+      onSubscribe();
+      return () => unlisten();
+    },
+    async close() {
+      if (!client.closed) await client.close();
+    },
+  };
+}

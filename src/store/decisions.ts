@@ -1,0 +1,24 @@
+/** What ingest decided about one receipt. Written once, in the transaction that recorded it. */
+export const DECISIONS = {
+  accepted: 'accepted',
+  duplicateDelivery: 'duplicate_delivery',
+  duplicateEvent: 'duplicate_event',
+  duplicateTask: 'duplicate_task',
+} as const;
+export type Decision = (typeof DECISIONS)[keyof typeof DECISIONS];
+
+/** The states of a task; see CONTRACT.md. */
+export const TASK_STATES = {
+  awaitingApproval: 'awaiting_approval',
+  pending: 'pending',
+  inProgress: 'in_progress',
+  succeeded: 'succeeded',
+  outcomeUnknown: 'outcome_unknown',
+  needsReview: 'needs_review',
+  failed: 'failed',
+  cancelled: 'cancelled',
+} as const;
+export type TaskState = (typeof TASK_STATES)[keyof typeof TASK_STATES];
+
+/** Ingest wakes the forwarder with this channel, inside the transaction that created the tasks. */
+export const TASKS_CHANNEL = 'oncehook_tasks';

@@ -1,0 +1,166 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+
+/** Raw body bytes: kept exactly as received, because signatures and downstream retries depend on them. */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+});
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/** Every receipt that verified, with the decision taken on it; the log an operator reads. */
+export const deliveries = pgTable(
+  'deliveries',
+  {
+    id: text('id').primaryKey(),
+    /** Commit-ordered enough for cursors: one sequence shared by every instance. */
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    source: text('source').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    eventId: text('event_id').notNull(),
+    topic: text('topic'),
+    occurredAt: at('occurred_at'),
+    receivedAt: at('received_at').notNull().defaultNow(),
+    decision: text('decision').notNull(),
+    /** The earlier receipt this one was matched against (duplicates only). */
+    matchedDeliveryId: text('matched_delivery_id'),
+    /** Request headers with signatures and credentials redacted. */
+    headers: jsonb('headers').$type<Record<string, string>>().notNull(),
+    contentType: text('content_type'),
+    bodySha256: text('body_sha256').notNull(),
+    bodyBytes: integer('body_bytes').notNull(),
+  },
+  (t) => [
+    index('deliveries_seq_idx').on(t.seq),
+    index('deliveries_source_event_idx').on(t.source, t.eventId),
+    index('deliveries_source_delivery_idx').on(t.source, t.deliveryId),
+  ],
+);
+
+/**
+ * The dedup keys. A primary key per identity makes `INSERT … ON CONFLICT DO NOTHING` the one atomic
+ * decision; the rows outlive body retention as tombstones so a late redelivery is still recognised.
+ */
+export const deliveryKeys = pgTable(
+  'delivery_keys',
+  {
+    source: text('source').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    firstDelivery: text('first_delivery').notNull(),
+    firstSeenAt: at('first_seen_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.deliveryId] })],
+);
+
+export const eventKeys = pgTable(
+  'event_keys',
+  {
+    source: text('source').notNull(),
+    eventId: text('event_id').notNull(),
+    firstDelivery: text('first_delivery').notNull(),
+    firstSeenAt: at('first_seen_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.eventId] })],
+);
+
+/** One business task for one action: what the forwarder claims, sends, and records the outcome of. */
+export const tasks = pgTable(
+  'tasks',
+  {
+    /** Derived from source + task key + action: stable forever, and the downstream's Idempotency-Key. */
+    id: text('id').primaryKey(),
+    source: text('source').notNull(),
+    action: text('action').notNull(),
+    eventId: text('event_id').notNull(),
+    topic: text('topic'),
+    /** The receipt that created the task. */
+    deliveryId: text('delivery_id').notNull(),
+    state: text('state').notNull(),
+    /** The approved content: every attempt sends exactly these bytes with this content type. */
+    body: bytea('body'),
+    contentType: text('content_type'),
+    bodySha256: text('body_sha256').notNull(),
+    /** The sibling task that must succeed before this one is sent (an action's `after`). */
+    afterTaskId: text('after_task_id'),
+    /** A deliberate second effect names the task it replays. */
+    replayOf: text('replay_of'),
+    /** Sends made so far: the next one carries `Oncehook-Attempt: attempts + 1`. */
+    attempts: integer('attempts').notNull().default(0),
+    /** Lookups asked about an unknown outcome; a budget, so an unanswering lookup ends in review. */
+    lookups: integer('lookups').notNull().default(0),
+    nextAttemptAt: at('next_attempt_at').notNull().defaultNow(),
+    firstAttemptAt: at('first_attempt_at'),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: at('lease_expires_at'),
+    lastError: text('last_error'),
+    resultReference: text('result_reference'),
+    createdAt: at('created_at').notNull().defaultNow(),
+    updatedAt: at('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
+    index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
+    index('tasks_state_idx').on(t.state, t.createdAt),
+    index('tasks_delivery_idx').on(t.deliveryId),
+    index('tasks_event_idx').on(t.source, t.eventId),
+  ],
+);
+
+/** The run ledger: one row per attempt and the decision taken after it. */
+export const attempts = pgTable(
+  'attempts',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    taskId: text('task_id').notNull(),
+    number: integer('number').notNull(),
+    /** `send` (a POST to the action) or `lookup` (a GET asking whether the effect exists). */
+    kind: text('kind').notNull().default('send'),
+    startedAt: at('started_at').notNull().defaultNow(),
+    finishedAt: at('finished_at'),
+    requestSha256: text('request_sha256'),
+    responseStatus: integer('response_status'),
+    durationMs: integer('duration_ms'),
+    class: text('class'),
+    error: text('error'),
+    reference: text('reference'),
+    decision: text('decision'),
+  },
+  (t) => [index('attempts_task_idx').on(t.taskId, t.number)],
+);
+
+/**
+ * A downstream origin's standing: cooled down after a 429 or 503 so no task hits it until `cooldownUntil`,
+ * paused after a 401 or 403 until a person resumes it. Absent row: open.
+ */
+export const destinations = pgTable('destinations', {
+  origin: text('origin').primaryKey(),
+  cooldownUntil: at('cooldown_until'),
+  pausedAt: at('paused_at'),
+  pausedReason: text('paused_reason'),
+  updatedAt: at('updated_at').notNull().defaultNow(),
+});
+
+/** What a person decided about a task, with their note: the other half of the run ledger. */
+export const operatorActions = pgTable(
+  'operator_actions',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    taskId: text('task_id').notNull(),
+    kind: text('kind').notNull(),
+    note: text('note').notNull(),
+    /** What the decision was about, e.g. the hash of the approved bytes. */
+    detail: jsonb('detail').$type<Record<string, unknown>>(),
+    createdAt: at('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('operator_actions_task_idx').on(t.taskId, t.id)],
+);

@@ -1,0 +1,173 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  gateway = await startTestGateway(
+    shopConfig({
+      crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' },
+      mail: { url: 'http://127.0.0.1:9/mail', topics: ['customers/create'] },
+      ticket: { url: 'http://127.0.0.1:9/ticket', approval: 'required', after: 'crm' },
+    }),
+  );
+});
+afterAll(async () => gateway?.close());
+
+async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await gateway.store.db.execute(query)) as unknown as T[] | { rows: T[] };
+  return Array.isArray(result) ? result : result.rows;
+}
+
+async function tasksOfEvent(eventId: string) {
+  return rows<{ id: string; action: string; state: string; after_task_id: string | null }>(
+    sql`select id, action, state, after_task_id from tasks where event_id = ${eventId} order by action`,
+  );
+}
+
+describe('POST /in/{source}', () => {
+  it('accepts a new delivery and creates one task per admitted action, durably', async () => {
+    const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-accept', webhookId: 'w-accept' }));
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ decision: 'accepted', deliveryId: 'w-accept', eventId: 'e-accept' });
+    expect(answer.json.tasks.map((t: { action: string }) => t.action).sort()).toEqual(['crm', 'ticket']);
+
+    const stored = await tasksOfEvent('e-accept');
+    expect(stored.map((t) => [t.action, t.state])).toEqual([
+      ['crm', 'pending'],
+      ['ticket', 'awaiting_approval'],
+    ]);
+    const crm = stored.find((t) => t.action === 'crm')!;
+    expect(stored.find((t) => t.action === 'ticket')!.after_task_id).toBe(crm.id);
+  });
+
+  it("stores the body bytes exactly and the receipt's headers without the signature", async () => {
+    const body = '{"id":1,  "note":"spacing and ünïcode kept"}';
+    const delivery = shopifyDelivery({ eventId: 'e-bytes', body });
+    await post(gateway.url, 'shop', delivery);
+    const [task] = await rows<{ body: Uint8Array; content_type: string }>(
+      sql`select body, content_type from tasks where event_id = 'e-bytes' and action = 'crm'`,
+    );
+    expect(Buffer.from(task!.body).toString('utf8')).toBe(body);
+    expect(task!.content_type).toBe('application/json');
+    const [receipt] = await rows<{ headers: Record<string, string> }>(
+      sql`select headers from deliveries where event_id = 'e-bytes'`,
+    );
+    expect(receipt!.headers['x-shopify-hmac-sha256']).toBe('[redacted]');
+    expect(JSON.stringify(receipt!.headers)).not.toContain(delivery.headers['x-shopify-hmac-sha256']);
+  });
+
+  it('answers a retried delivery as duplicate_delivery, naming the first receipt', async () => {
+    const delivery = shopifyDelivery({ eventId: 'e-retry', webhookId: 'w-retry' });
+    const first = await post(gateway.url, 'shop', delivery);
+    const again = await post(gateway.url, 'shop', delivery);
+    expect(again.status).toBe(200);
+    expect(again.json.decision).toBe('duplicate_delivery');
+    expect(again.json.firstSeen).toMatchObject({ receipt: first.json.receipt, deliveryId: 'w-retry', decision: 'accepted' });
+    expect(again.json.tasks.map((t: { id: string }) => t.id).sort()).toEqual(
+      first.json.tasks.map((t: { id: string }) => t.id).sort(),
+    );
+    expect(await tasksOfEvent('e-retry')).toHaveLength(2);
+  });
+
+  it('two subscriptions deliver one event under two webhook IDs: one task per action', async () => {
+    const a = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-two-subs', webhookId: 'sub-a' }));
+    const b = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-two-subs', webhookId: 'sub-b' }));
+    expect(a.json.decision).toBe('accepted');
+    expect(b.json.decision).toBe('duplicate_event');
+    expect(b.json.firstSeen).toMatchObject({ deliveryId: 'sub-a', eventId: 'e-two-subs' });
+    expect(await tasksOfEvent('e-two-subs')).toHaveLength(2);
+  });
+
+  it('the same content under a new event ID is a new task: content is never the identity', async () => {
+    const body = JSON.stringify({ id: 77, same: 'bytes' });
+    const a = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-content-1', body }));
+    const b = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-content-2', body }));
+    expect([a.json.decision, b.json.decision]).toEqual(['accepted', 'accepted']);
+    expect(a.json.tasks[0].id).not.toBe(b.json.tasks[0].id);
+  });
+
+  it("an action's topics decide whether it gets a task", async () => {
+    const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-topic', topic: 'customers/create' }));
+    expect(answer.json.tasks.map((t: { action: string }) => t.action).sort()).toEqual(['crm', 'mail', 'ticket']);
+  });
+
+  it('50 identical deliveries at once: all 200, exactly one accepted, one task per action', async () => {
+    const delivery = shopifyDelivery({ eventId: 'e-storm', webhookId: 'w-storm' });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(gateway.url, 'shop', delivery)));
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+    const decisions = answers.map((a) => a.json.decision);
+    expect(decisions.filter((d) => d === 'accepted')).toHaveLength(1);
+    expect(decisions.filter((d) => d === 'duplicate_delivery')).toHaveLength(49);
+    expect(await tasksOfEvent('e-storm')).toHaveLength(2);
+    const [count] = await rows<{ n: number }>(sql`select count(*)::int as n from deliveries where event_id = 'e-storm'`);
+    expect(count!.n).toBe(50);
+  });
+
+  it('50 subscriptions delivering one event at once: exactly one accepted, the rest duplicate_event', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-fan', webhookId: `fan-${i}` }))),
+    );
+    const decisions = answers.map((a) => a.json.decision);
+    expect(decisions.filter((d) => d === 'accepted')).toHaveLength(1);
+    expect(decisions.filter((d) => d === 'duplicate_event')).toHaveLength(49);
+    expect(await tasksOfEvent('e-fan')).toHaveLength(2);
+  });
+});
+
+describe('rejections create nothing', () => {
+  async function counts() {
+    const [c] = await rows<{ d: number; t: number }>(
+      sql`select (select count(*)::int from deliveries) as d, (select count(*)::int from tasks) as t`,
+    );
+    return c!;
+  }
+
+  it('401 for a wrong signature, with a message for the sender and nothing stored', async () => {
+    const before = await counts();
+    const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-forged', secret: 'not-the-secret' }));
+    expect(answer.status).toBe(401);
+    expect(answer.json.error.code).toBe('invalid_signature');
+    expect(await counts()).toEqual(before);
+  });
+
+  it('400 for a verified delivery that lacks its event ID', async () => {
+    const delivery = shopifyDelivery({ eventId: 'x' });
+    delete delivery.headers['x-shopify-event-id'];
+    const answer = await post(gateway.url, 'shop', delivery);
+    expect(answer.status).toBe(400);
+    expect(answer.json.error.message).toMatch(/event/i);
+  });
+
+  it('404 for an unknown source', async () => {
+    const answer = await post(gateway.url, 'nowhere', shopifyDelivery({ eventId: 'x' }));
+    expect(answer.status).toBe(404);
+    expect(answer.json.error.code).toBe('unknown_source');
+  });
+
+  it('413 for a body over the limit, also when chunked without a Content-Length', async () => {
+    const big = JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 10) });
+    const declared = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-big', body: big }));
+    expect(declared.status).toBe(413);
+
+    const delivery = shopifyDelivery({ eventId: 'e-big-chunked', body: big });
+    const bytes = new TextEncoder().encode(delivery.body);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 64 * 1024) controller.enqueue(bytes.subarray(i, i + 64 * 1024));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${gateway.url}/in/shop`, {
+      method: 'POST',
+      headers: delivery.headers,
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect((await response.json()).error.code).toBe('body_too_large');
+    expect(await tasksOfEvent('e-big-chunked')).toHaveLength(0);
+  });
+});

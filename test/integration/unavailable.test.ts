@@ -1,0 +1,108 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { engine, freshDatabase, type TestDatabase } from '../support/engine.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
+
+const ACK_BUDGET_MS = 1500;
+
+let gateway: TestGateway;
+let database: TestDatabase;
+let proxy: FaultyProxy | undefined;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  let reached = database;
+  if (database.url) {
+    const target = new URL(database.url);
+    proxy = await startProxy(target.hostname, Number(target.port || 5432));
+    const viaProxy = new URL(database.url);
+    viaProxy.port = String(proxy.port);
+    reached = { url: viaProxy.toString(), drop: async () => {} };
+  }
+  gateway = await startTestGateway(shopConfig(undefined, { ackTimeoutMs: ACK_BUDGET_MS }), { database: reached });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await proxy?.close();
+  await database?.drop();
+});
+
+async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await gateway.store.db.execute(query)) as unknown as T[] | { rows: T[] };
+  return Array.isArray(result) ? result : result.rows;
+}
+
+/** Nothing half-written: every key has its receipt, every task its receipt, every accepted receipt its task. */
+async function expectWhole(eventId: string) {
+  const [orphans] = await rows<{ keys: number; tasks: number; accepted_without_task: number }>(sql`
+    select
+      (select count(*)::int from delivery_keys k where not exists (select 1 from deliveries d where d.id = k.first_delivery)) as keys,
+      (select count(*)::int from tasks t where not exists (select 1 from deliveries d where d.id = t.delivery_id)) as tasks,
+      (select count(*)::int from deliveries d where d.decision = 'accepted'
+         and not exists (select 1 from tasks t where t.delivery_id = d.id)) as accepted_without_task`);
+  expect(orphans).toEqual({ keys: 0, tasks: 0, accepted_without_task: 0 });
+  const [tasks] = await rows<{ n: number }>(sql`select count(*)::int as n from tasks where event_id = ${eventId}`);
+  expect(tasks!.n).toBe(1);
+}
+
+/** Holds the database for `ms`: on PostgreSQL the network stalls; on PGlite a transaction holds its only lock. */
+async function stallDatabase(): Promise<() => Promise<void>> {
+  if (proxy) {
+    proxy.hold();
+    return async () => proxy!.release();
+  }
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const holding = new Promise<void>((resolve) => (started = resolve));
+  const transaction = gateway.store.db.transaction(async (tx) => {
+    await tx.execute(sql`select 1`);
+    started();
+    await released;
+  });
+  await holding;
+  return async () => {
+    release();
+    await transaction;
+  };
+}
+
+describe(`database unavailable (${engine()})`, () => {
+  it('a stalled database: 503 with Retry-After inside the ack budget, and the retry is recorded whole', async () => {
+    const delivery = shopifyDelivery({ eventId: 'e-stall', webhookId: 'w-stall' });
+    const resume = await stallDatabase();
+    const started = performance.now();
+    const answer = await post(gateway.url, 'shop', delivery);
+    const elapsed = performance.now() - started;
+    await resume();
+
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(answer.json.error.code).toBe('store_timeout');
+    expect(elapsed).toBeLessThan(ACK_BUDGET_MS);
+
+    const retry = await post(gateway.url, 'shop', delivery);
+    expect(retry.status).toBe(200);
+    // The stalled write may have committed once the database came back; then the retry is its duplicate.
+    expect(['accepted', 'duplicate_delivery']).toContain(retry.json.decision);
+    await expectWhole('e-stall');
+  });
+
+  // Only a server can go away and come back; embedded PGlite lives and dies with the process.
+  if (engine() === 'postgres') it('a database that went down: 503 at once, and recovery without a restart', async () => {
+    const delivery = shopifyDelivery({ eventId: 'e-down', webhookId: 'w-down' });
+    await proxy!.refuse();
+    const answer = await post(gateway.url, 'shop', delivery);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
+
+    await proxy!.restore();
+    const retry = await post(gateway.url, 'shop', delivery);
+    expect(retry.status).toBe(200);
+    expect(retry.json.decision).toBe('accepted');
+    await expectWhole('e-down');
+  });
+});

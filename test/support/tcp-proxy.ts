@@ -1,0 +1,66 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy in front of PostgreSQL that a test can make hang (bytes held, as a stalled network does)
+ * or refuse (connections dropped and the port closed, as a database that went down). A real fault on a
+ * real connection, which no mock of the driver could reproduce.
+ */
+export interface FaultyProxy {
+  port: number;
+  hold(): void;
+  release(): void;
+  refuse(): Promise<void>;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startProxy(targetHost: string, targetPort: number): Promise<FaultyProxy> {
+  let held = false;
+  const pending: Array<() => void> = [];
+  const sockets = new Set<net.Socket>();
+
+  const forward = (from: net.Socket, to: net.Socket) => {
+    from.on('data', (chunk) => {
+      if (held) pending.push(() => to.write(chunk));
+      else to.write(chunk);
+    });
+    from.on('close', () => to.destroy());
+    from.on('error', () => to.destroy());
+  };
+
+  const onConnection = (client: net.Socket) => {
+    const upstream = net.connect(targetPort, targetHost);
+    sockets.add(client).add(upstream);
+    client.on('close', () => sockets.delete(client));
+    upstream.on('close', () => sockets.delete(upstream));
+    forward(client, upstream);
+    forward(upstream, client);
+  };
+
+  let server = net.createServer(onConnection);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+
+  const closeServer = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    });
+
+  return {
+    port,
+    hold() {
+      held = true;
+    },
+    release() {
+      held = false;
+      for (const write of pending.splice(0)) write();
+    },
+    refuse: closeServer,
+    async restore() {
+      server = net.createServer(onConnection);
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
+    close: closeServer,
+  };
+}

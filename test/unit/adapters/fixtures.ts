@@ -1,0 +1,240 @@
+/**
+ * One builder per sender that makes a valid signed request (signed with the sender's own library where one
+ * exists), and small helpers that each break exactly one thing about it.
+ */
+import { createHmac } from 'node:crypto';
+import { sign as githubSign } from '@octokit/webhooks-methods';
+import { Webhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import { expect } from 'vitest';
+import type { InboundRequest } from '../../../adapters/types.ts';
+import { genericHmacSchema, type GenericHmacOptions } from '../../../src/config/schema.ts';
+import { InputError, SignatureError } from '../../../src/errors.ts';
+
+export const NOW = new Date('2024-05-01T12:00:00.000Z');
+export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+export const secondsFrom = (date: Date, seconds: number): Date => new Date(date.getTime() + seconds * 1000);
+
+export function inbound(headers: Record<string, string>, body: string | Uint8Array, now = NOW): InboundRequest {
+  return { headers: new Headers(headers), body: typeof body === 'string' ? new TextEncoder().encode(body) : body, now };
+}
+
+/** Sets or (with null) removes one header. */
+export function withHeader(request: InboundRequest, name: string, value: string | null): InboundRequest {
+  const headers = new Headers(request.headers);
+  if (value === null) headers.delete(name);
+  else headers.set(name, value);
+  return { ...request, headers };
+}
+
+/** The same request, its body with one byte changed (or one added to an empty body); the signature is kept. */
+export function withAlteredByte(request: InboundRequest, index = Math.floor(request.body.length / 2)): InboundRequest {
+  if (request.body.length === 0) return { ...request, body: Uint8Array.of(0x20) };
+  const body = Uint8Array.from(request.body);
+  body[index] = (body[index] ?? 0) ^ 0x01;
+  return { ...request, body };
+}
+
+export function withNow(request: InboundRequest, now: Date): InboundRequest {
+  return { ...request, now };
+}
+
+/** Header names as a careless sender might spell them: "x-ShOpIfY-…". */
+export function withOddCaseHeaderNames(request: InboundRequest): InboundRequest {
+  const oddCase = (name: string) =>
+    [...name].map((c, i) => (i % 2 === 0 ? c.toLowerCase() : c.toUpperCase())).join('');
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    headers[oddCase(name)] = value;
+  });
+  return { ...request, headers: new Headers(headers) };
+}
+
+function thrown(verify: () => unknown): unknown {
+  try {
+    verify();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected verify to throw, but it returned an identity');
+}
+
+/** Asserts a 401 and returns its message, so a test can check what the sender is told. */
+export function expectSignatureError(verify: () => unknown): string {
+  const error = thrown(verify);
+  expect(error).toBeInstanceOf(SignatureError);
+  expect(error).toMatchObject({ status: 401, code: 'invalid_signature' });
+  return (error as SignatureError).message;
+}
+
+export function expectInputError(verify: () => unknown, code: string): string {
+  const error = thrown(verify);
+  expect(error).toBeInstanceOf(InputError);
+  expect(error).toMatchObject({ status: 400, code });
+  return (error as InputError).message;
+}
+
+const hmac = (algorithm: string, secret: string, encoding: 'hex' | 'base64', payload: string | Uint8Array) =>
+  createHmac(algorithm, secret).update(payload).digest(encoding);
+
+// Shopify and Flow have no signing library: node:crypto, as Shopify's own examples do.
+
+export const SHOPIFY_SECRET = 'shpss_0123456789abcdef';
+export const SHOPIFY_BODY = JSON.stringify({ id: 820982911946154500, email: 'jon@example.com', total_price: '10.00' });
+export const SHOPIFY_IDS = {
+  webhookId: 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+  eventId: '98880550-7158-44d4-b7cd-2c97c8a091b5',
+  topic: 'orders/create',
+  triggeredAt: '2024-05-01T11:59:58.123Z',
+};
+
+export function shopifyRequest(
+  options: { secret?: string; body?: string | Uint8Array; prefix?: 'X-Shopify-' | 'shopify-' } = {},
+): InboundRequest {
+  const { secret = SHOPIFY_SECRET, body = SHOPIFY_BODY, prefix = 'X-Shopify-' } = options;
+  return inbound(
+    {
+      'Content-Type': 'application/json',
+      [`${prefix}Hmac-Sha256`]: hmac('sha256', secret, 'base64', body),
+      [`${prefix}Webhook-Id`]: SHOPIFY_IDS.webhookId,
+      [`${prefix}Event-Id`]: SHOPIFY_IDS.eventId,
+      [`${prefix}Topic`]: SHOPIFY_IDS.topic,
+      [`${prefix}Triggered-At`]: SHOPIFY_IDS.triggeredAt,
+    },
+    body,
+  );
+}
+
+export const FLOW_BODY = JSON.stringify({
+  shop_id: 63160304873,
+  shopify_domain: 'example.myshopify.com',
+  action_run_id: 'bb8db4ea-9ab6-4b2a-bf5b-d2d41b8bbd4e',
+  action_definition_id: 'send-to-crm',
+  handle: 'send-to-crm',
+  properties: { customer_id: 'gid://shopify/Customer/1' },
+});
+
+export function flowRequest(options: { secret?: string; body?: string } = {}): InboundRequest {
+  const { secret = SHOPIFY_SECRET, body = FLOW_BODY } = options;
+  return inbound(
+    { 'Content-Type': 'application/json', 'X-Shopify-Hmac-Sha256': hmac('sha256', secret, 'base64', body) },
+    body,
+  );
+}
+
+const stripeClient = new Stripe('sk_test_x');
+
+export const STRIPE_SECRET = 'whsec_stripe_test_0123456789';
+export const STRIPE_BODY = JSON.stringify({
+  id: 'evt_1PBkzA2eZvKYlo2CQ1v5W6Xh',
+  object: 'event',
+  type: 'payment_intent.succeeded',
+  created: 1714564790,
+  data: { object: { id: 'pi_3PBkz92eZvKYlo2C0' } },
+});
+
+export function stripeRequest(
+  options: { secret?: string; payload?: string; timestamp?: number; scheme?: string } = {},
+): InboundRequest {
+  const { secret = STRIPE_SECRET, payload = STRIPE_BODY, timestamp = unixSeconds(NOW), scheme } = options;
+  const signature = stripeClient.webhooks.generateTestHeaderString({
+    payload,
+    secret,
+    timestamp,
+    ...(scheme === undefined ? {} : { scheme }),
+  });
+  return inbound({ 'Content-Type': 'application/json; charset=utf-8', 'Stripe-Signature': signature }, payload);
+}
+
+export const GITHUB_SECRET = 'github-webhook-secret';
+export const GITHUB_BODY = JSON.stringify({ action: 'opened', issue: { number: 1347 }, repository: { id: 1296269 } });
+export const GITHUB_IDS = { delivery: '72d3162e-cc78-11e3-81ab-4c9367dc0958', hookId: '292430182', event: 'issues' };
+
+export async function githubRequest(
+  options: { secret?: string; body?: string; contentType?: string } = {},
+): Promise<InboundRequest> {
+  const { secret = GITHUB_SECRET, body = GITHUB_BODY, contentType = 'application/json' } = options;
+  return inbound(
+    {
+      'Content-Type': contentType,
+      'X-Hub-Signature-256': await githubSign(secret, body),
+      'X-GitHub-Delivery': GITHUB_IDS.delivery,
+      'X-GitHub-Hook-ID': GITHUB_IDS.hookId,
+      'X-GitHub-Event': GITHUB_IDS.event,
+    },
+    body,
+  );
+}
+
+export const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+export const STANDARD_ID = 'msg_2Ku7qW1AxmVFhkUd0bsx8MZ1SZp';
+export const STANDARD_BODY = JSON.stringify({
+  type: 'invoice.paid',
+  timestamp: '2024-05-01T11:59:59.000Z',
+  data: { invoice: 'in_123' },
+});
+
+export function standardRequest(
+  options: { secret?: string; id?: string; timestamp?: Date; payload?: string } = {},
+): InboundRequest {
+  const { secret = STANDARD_SECRET, id = STANDARD_ID, timestamp = NOW, payload = STANDARD_BODY } = options;
+  return inbound(
+    {
+      'Content-Type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(unixSeconds(timestamp)),
+      'webhook-signature': new Webhook(secret).sign(id, timestamp, payload),
+    },
+    payload,
+  );
+}
+
+export const GENERIC_SECRET = 'generic-secret';
+
+/** A sender in the style of many: a prefixed hex signature over "<timestamp>.<body>", IDs in headers and body. */
+export const GENERIC_OPTIONS: GenericHmacOptions = genericHmacSchema.parse({
+  signatureHeader: 'X-Acme-Signature',
+  signaturePrefix: 'sha256=',
+  timestampHeader: 'X-Acme-Timestamp',
+  signedPayload: 'timestamp.body',
+  deliveryId: { header: 'X-Acme-Delivery' },
+  eventId: { pointer: '/event/id' },
+  topic: { pointer: '/event/type' },
+  occurredAt: { pointer: '/event/at' },
+});
+/** A plainer sender: base64 SHA-512 of the body alone, no timestamp, every identity in a header. */
+export const GENERIC_HEADER_OPTIONS: GenericHmacOptions = genericHmacSchema.parse({
+  signatureHeader: 'X-Hook-Signature',
+  algorithm: 'sha512',
+  encoding: 'base64',
+  eventId: { header: 'X-Hook-Event' },
+  topic: { header: 'X-Hook-Topic' },
+  occurredAt: { header: 'X-Hook-Time' },
+});
+
+export const GENERIC_BODY = JSON.stringify({
+  event: { id: 'evt_8891', type: 'order.paid', at: '2024-05-01T11:59:00.000Z' },
+  order: { id: 42 },
+});
+
+export function genericRequest(
+  options: GenericHmacOptions = GENERIC_OPTIONS,
+  request: { secret?: string; body?: string; timestamp?: number; headers?: Record<string, string> } = {},
+): InboundRequest {
+  const { secret = GENERIC_SECRET, body = GENERIC_BODY, timestamp = unixSeconds(NOW), headers = {} } = request;
+  const signed = options.signedPayload === 'timestamp.body' ? `${timestamp}.${body}` : body;
+  const timestampHeader: Record<string, string> =
+    options.timestampHeader === undefined ? {} : { [options.timestampHeader]: String(timestamp) };
+  const deliveryHeader: Record<string, string> =
+    options.deliveryId !== undefined && 'header' in options.deliveryId ? { [options.deliveryId.header]: 'dlv_5521' } : {};
+  return inbound(
+    {
+      'Content-Type': 'application/json',
+      [options.signatureHeader]: options.signaturePrefix + hmac(options.algorithm, secret, options.encoding, signed),
+      ...timestampHeader,
+      ...deliveryHeader,
+      ...headers,
+    },
+    body,
+  );
+}

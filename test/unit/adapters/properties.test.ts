@@ -1,0 +1,238 @@
+/**
+ * Properties every adapter keeps whatever arrives: it answers only with SignatureError (401) or InputError
+ * (400), never leaks a secret in a message, and never accepts a body that differs from the signed one.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createAdapter } from '../../../adapters/index.ts';
+import type { Adapter, InboundRequest } from '../../../adapters/types.ts';
+import { InputError, SignatureError } from '../../../src/errors.ts';
+import {
+  GENERIC_HEADER_OPTIONS,
+  GENERIC_OPTIONS,
+  GENERIC_SECRET,
+  GITHUB_SECRET,
+  NOW,
+  SHOPIFY_SECRET,
+  STANDARD_SECRET,
+  STRIPE_SECRET,
+  flowRequest,
+  genericRequest,
+  githubRequest,
+  inbound,
+  shopifyRequest,
+  standardRequest,
+  stripeRequest,
+  unixSeconds,
+} from './fixtures.ts';
+
+interface Case {
+  label: string;
+  adapter: Adapter;
+  secret: string;
+  /** A request validly signed over `body`, with every identity header the scheme has. */
+  signed(body: string): InboundRequest | Promise<InboundRequest>;
+  /** Headers that carry identities rather than the signature; dropping them must never cost the signature. */
+  identityHeaders: string[];
+}
+
+const adapterFor = (adapter: Parameters<typeof createAdapter>[0]['adapter'], secret: string, hmac = GENERIC_OPTIONS) =>
+  createAdapter({ adapter, secrets: [secret], hmac });
+
+const cases: Case[] = [
+  {
+    label: 'shopify',
+    adapter: adapterFor('shopify', SHOPIFY_SECRET),
+    secret: SHOPIFY_SECRET,
+    signed: (body) => shopifyRequest({ body }),
+    identityHeaders: ['x-shopify-webhook-id', 'x-shopify-event-id', 'x-shopify-topic', 'x-shopify-triggered-at'],
+  },
+  {
+    label: 'shopify-flow',
+    adapter: adapterFor('shopify-flow', SHOPIFY_SECRET),
+    secret: SHOPIFY_SECRET,
+    signed: (body) => flowRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'stripe',
+    adapter: adapterFor('stripe', STRIPE_SECRET),
+    secret: STRIPE_SECRET,
+    signed: (payload) => stripeRequest({ payload }),
+    identityHeaders: [],
+  },
+  {
+    label: 'github',
+    adapter: adapterFor('github', GITHUB_SECRET),
+    secret: GITHUB_SECRET,
+    signed: (body) => githubRequest({ body }),
+    identityHeaders: ['x-github-delivery', 'x-github-hook-id', 'x-github-event'],
+  },
+  {
+    label: 'standard-webhooks',
+    adapter: adapterFor('standard-webhooks', STANDARD_SECRET),
+    secret: STANDARD_SECRET,
+    signed: (payload) => standardRequest({ payload }),
+    identityHeaders: [],
+  },
+  {
+    label: 'generic-hmac (timestamped, pointers)',
+    adapter: adapterFor('generic-hmac', GENERIC_SECRET),
+    secret: GENERIC_SECRET,
+    signed: (body) => genericRequest(GENERIC_OPTIONS, { body }),
+    identityHeaders: ['x-acme-delivery'],
+  },
+  {
+    label: 'generic-hmac (headers only)',
+    adapter: adapterFor('generic-hmac', GENERIC_SECRET, GENERIC_HEADER_OPTIONS),
+    secret: GENERIC_SECRET,
+    signed: (body) =>
+      genericRequest(GENERIC_HEADER_OPTIONS, {
+        body,
+        headers: { 'X-Hook-Event': 'e-1', 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(unixSeconds(NOW)) },
+      }),
+    identityHeaders: ['x-hook-event', 'x-hook-topic', 'x-hook-time'],
+  },
+];
+
+const printable = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,80}$/);
+const hex = fc.stringMatching(/^[0-9a-fA-F]{0,130}$/);
+const base64 = fc.stringMatching(/^[A-Za-z0-9+/]{0,90}={0,2}$/);
+const seconds = fc.integer({ min: -1e12, max: 1e13 }).map(String);
+
+/** Values shaped like each scheme's signature headers, and plain noise. */
+const headerValue = fc.oneof(
+  printable,
+  seconds,
+  fc.tuple(seconds, hex, hex).map(([t, a, b]) => `t=${t},v1=${a},v0=${b}`),
+  hex.map((h) => `sha256=${h}`),
+  fc.array(base64, { maxLength: 3 }).map((sigs) => sigs.map((s) => `v1,${s}`).join(' ')),
+);
+
+const headerName = fc.constantFrom(
+  'content-type',
+  'x-shopify-hmac-sha256',
+  'shopify-hmac-sha256',
+  'x-shopify-event-id',
+  'x-shopify-webhook-id',
+  'stripe-signature',
+  'x-hub-signature-256',
+  'x-hub-signature',
+  'x-github-delivery',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'x-acme-signature',
+  'x-acme-timestamp',
+  'x-hook-signature',
+  'x-hook-event',
+);
+
+const encode = (text: string) => new TextEncoder().encode(text);
+const anyBody = fc.oneof(
+  fc.uint8Array({ maxLength: 300 }),
+  fc.json().map(encode),
+  fc.string({ unit: 'binary', maxLength: 200 }).map(encode),
+);
+
+const idLike = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.string({ minLength: 250, maxLength: 300 }),
+);
+/**
+ * Bodies that sometimes carry each scheme's identities, validly or not. Never empty: octokit refuses to sign
+ * an empty payload (GitHub never sends one); empty bodies are covered by the arbitrary-request property.
+ */
+const signedBody = fc
+  .oneof(
+    fc.json(),
+    fc.string({ unit: 'binary', maxLength: 200 }),
+    fc
+      .record(
+        {
+          id: idLike,
+          action_run_id: idLike,
+          type: idLike,
+          created: idLike,
+          timestamp: idLike,
+          event: fc.record({ id: idLike, at: idLike }),
+        },
+        { requiredKeys: [] },
+      )
+      .map((body) => JSON.stringify(body)),
+  )
+  .filter((body) => body !== '');
+
+/** Changes the body by at least one byte: a flipped bit, an extra byte, or a dropped tail. */
+const alteration = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
+  fc.record({ kind: fc.constant('append' as const), byte: fc.integer({ min: 0, max: 255 }) }),
+  fc.record({ kind: fc.constant('truncate' as const), count: fc.integer({ min: 1, max: 20 }) }),
+);
+type Alteration = typeof alteration extends fc.Arbitrary<infer A> ? A : never;
+
+function alter(body: Uint8Array, change: Alteration): Uint8Array {
+  if (change.kind === 'flip' && body.length > 0) {
+    const copy = Uint8Array.from(body);
+    const at = change.at % body.length;
+    copy[at] = (copy[at] ?? 0) ^ (1 << change.bit);
+    return copy;
+  }
+  if (change.kind === 'truncate' && body.length > 0) return body.slice(0, Math.max(0, body.length - change.count));
+  return Uint8Array.of(...body, change.kind === 'append' ? change.byte : 0x20);
+}
+
+/** Runs verify; any outcome but an Identity, a SignatureError or an InputError fails the property. */
+function outcome(adapter: Adapter, request: InboundRequest, secret: string): 'verified' | SignatureError | InputError {
+  try {
+    const identity = adapter.verify(request);
+    for (const id of [identity.deliveryId, identity.eventId]) {
+      expect(id.length).toBeGreaterThan(0);
+      expect(id.length).toBeLessThanOrEqual(255);
+      expect(id).toBe(id.trim());
+    }
+    return 'verified';
+  } catch (error) {
+    if (!(error instanceof SignatureError || error instanceof InputError)) throw error;
+    expect(error.message).not.toContain(secret);
+    return error;
+  }
+}
+
+describe.each(cases)('$label adapter properties', ({ adapter, secret, signed, identityHeaders }) => {
+  it('answers arbitrary headers and bodies only with 401 or 400', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(headerName, headerValue, { maxKeys: 8 }),
+        anyBody,
+        fc.date({ min: new Date(0), max: new Date('2100-01-01'), noInvalidDate: true }),
+        (headers, body, now) => {
+          outcome(adapter, inbound(headers, body, now), secret);
+        },
+      ),
+    );
+  });
+
+  it('never refuses the signature of a validly signed request, whatever the body or missing identity headers', async () => {
+    await fc.assert(
+      fc.asyncProperty(signedBody, fc.subarray(identityHeaders), async (body, dropped) => {
+        const request = await signed(body);
+        for (const name of dropped) request.headers.delete(name);
+        expect(outcome(adapter, request, secret)).not.toBeInstanceOf(SignatureError);
+      }),
+    );
+  });
+
+  it('never verifies a body that differs from the signed one', async () => {
+    await fc.assert(
+      fc.asyncProperty(signedBody, alteration, async (body, change) => {
+        const request = await signed(body);
+        expect(outcome(adapter, { ...request, body: alter(request.body, change) }, secret)).toBeInstanceOf(SignatureError);
+      }),
+    );
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { checkTimestamp, header, jsonPointer, requireId, safeEqual } from '../../../adapters/verify.ts';
+import { InputError, SignatureError } from '../../../src/errors.ts';
+
+describe('safeEqual', () => {
+  it('compares without throwing when the lengths differ', () => {
+    expect(safeEqual('abc', 'abc')).toBe(true);
+    expect(safeEqual('abc', 'abd')).toBe(false);
+    expect(safeEqual('abc', 'abcd')).toBe(false);
+    expect(safeEqual('', 'a')).toBe(false);
+  });
+});
+
+describe('jsonPointer (RFC 6901)', () => {
+  // The examples of RFC 6901 section 5.
+  const doc = { foo: ['bar', 'baz'], '': 0, 'a/b': 1, 'c%d': 2, 'e^f': 3, 'g|h': 4, 'i\\j': 5, 'k"l': 6, ' ': 7, 'm~n': 8 };
+
+  it.each([
+    ['', doc],
+    ['/foo', ['bar', 'baz']],
+    ['/foo/0', 'bar'],
+    ['/', 0],
+    ['/a~1b', 1],
+    ['/c%d', 2],
+    ['/e^f', 3],
+    ['/g|h', 4],
+    ['/i\\j', 5],
+    ['/k"l', 6],
+    ['/ ', 7],
+    ['/m~0n', 8],
+  ])('resolves %j', (pointer, value) => {
+    expect(jsonPointer(doc, pointer)).toEqual(value);
+  });
+
+  it('decodes ~01 as "~1", not "/"', () => {
+    expect(jsonPointer({ '~1': 'tilde-one', '/': 'slash' }, '/~01')).toBe('tilde-one');
+  });
+
+  it('finds nothing for missing keys, bad indexes, inherited properties and scalars', () => {
+    for (const pointer of ['/nope', '/foo/2', '/foo/01', '/foo/-', '/constructor', '/foo/0/x', '/m~0n/x']) {
+      expect(jsonPointer(doc, pointer)).toBeUndefined();
+    }
+  });
+});
+
+describe('checkTimestamp', () => {
+  const now = new Date(1_700_000_000_000);
+
+  it('accepts the edges of the window and refuses beyond them in both directions', () => {
+    expect(checkTimestamp('1699999700', now, 300, 'ts')).toBe(1_699_999_700);
+    expect(checkTimestamp('1700000300', now, 300, 'ts')).toBe(1_700_000_300);
+    expect(() => checkTimestamp('1699999699', now, 300, 'ts')).toThrow(SignatureError);
+    expect(() => checkTimestamp('1700000301', now, 300, 'ts')).toThrow(SignatureError);
+  });
+
+  it('refuses values that are not unix seconds', () => {
+    for (const value of ['', '-1', '1.5e9', '1700000000.5', ' 1700000000', '0x65', '9'.repeat(400)]) {
+      expect(() => checkTimestamp(value, now, 300, 'ts')).toThrow(SignatureError);
+    }
+  });
+});
+
+describe('header', () => {
+  it('returns the first name present, in any case', () => {
+    const headers = new Headers({ 'Shopify-Topic': 'new', 'x-other': '1' });
+    expect(header(headers, 'x-shopify-topic', 'SHOPIFY-TOPIC')).toBe('new');
+    expect(header(headers, 'absent')).toBeNull();
+  });
+});
+
+describe('requireId', () => {
+  it('trims, and refuses blank or overlong IDs', () => {
+    expect(requireId('  id-1 ', 'id')).toBe('id-1');
+    expect(requireId('x'.repeat(255), 'id')).toHaveLength(255);
+    expect(() => requireId('x'.repeat(256), 'id')).toThrow(InputError);
+    expect(() => requireId(' ', 'id')).toThrow(InputError);
+    expect(() => requireId(null, 'id')).toThrow(InputError);
+  });
+});

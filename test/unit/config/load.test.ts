@@ -1,0 +1,130 @@
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configJsonSchema } from '../../../scripts/write-json-schema.ts';
+import { ConfigError, parseConfig } from '../../../src/config/load.ts';
+import { runCli } from '../../support/process.ts';
+
+const valid = {
+  sources: {
+    shop: {
+      adapter: 'shopify',
+      secrets: ['${SHOP_SECRET}'],
+      actions: { crm: { url: 'https://crm.example/tasks', idempotency: 'key' } },
+    },
+  },
+};
+
+function problems(config: unknown, env: Record<string, string> = {}): string[] {
+  try {
+    parseConfig(JSON.stringify(config), 'test.json', env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the config to be refused');
+}
+
+describe('config', () => {
+  it('fills ${NAME} from the environment and applies the contract defaults', () => {
+    const { config } = parseConfig(JSON.stringify(valid), 'test.json', { SHOP_SECRET: 's3cret' });
+    const shop = config.sources.shop!;
+    expect(shop.secrets).toEqual(['s3cret']);
+    expect(shop.taskKey).toBe('{eventId}');
+    expect(shop.maxBodyBytes).toBe(1024 * 1024);
+    expect(shop.readTimeoutMs).toBe(15_000);
+    expect(shop.actions.crm).toMatchObject({
+      timeoutMs: 10_000,
+      maxAttempts: 8,
+      keyRetention: 24 * 3600 * 1000,
+      backoff: { initialMs: 1000, maxMs: 3_600_000 },
+    });
+  });
+
+  it('names a missing environment variable with where it is used', () => {
+    expect(problems(valid)).toEqual(['sources.shop.secrets[0]: environment variable SHOP_SECRET is not set']);
+  });
+
+  it('takes ${NAME:-default} when NAME is unset, and reports that it did', () => {
+    const withDefault = structuredClone(valid);
+    withDefault.sources.shop.secrets = ['${SHOP_SECRET:-dev-secret}'];
+    const loaded = parseConfig(JSON.stringify(withDefault), 'test.json', {});
+    expect(loaded.config.sources.shop!.secrets).toEqual(['dev-secret']);
+    expect(loaded.defaulted).toEqual(['SHOP_SECRET']);
+  });
+
+  it('lists every problem at once, each with its JSON path', () => {
+    const found = problems(
+      {
+        sources: {
+          shop: {
+            adapter: 'shopfy',
+            secrets: [],
+            actions: {
+              crm: { url: 'not a url', idempotency: 'maybe', keyRetention: 'a day', lookup: 'https://x/y' },
+              mail: { url: 'https://mail.example', after: 'nothing' },
+            },
+          },
+          hooks: { adapter: 'generic-hmac', secrets: ['x'], actions: {} },
+        },
+      },
+      {},
+    );
+    const paths = found.map((p) => p.slice(0, p.indexOf(':')));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'sources.shop.adapter',
+        'sources.shop.secrets',
+        'sources.shop.actions.crm.url',
+        'sources.shop.actions.crm.idempotency',
+        'sources.shop.actions.crm.keyRetention',
+        'sources.shop.actions.crm.lookup',
+        'sources.hooks.hmac',
+      ]),
+    );
+  });
+
+  it('refuses a step that waits for an action the source does not have', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.actions.mail = { url: 'https://mail.example', after: 'nothing' };
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      'sources.shop.actions.mail.after: no sibling action "nothing" in this source',
+    ]);
+  });
+
+  it('refuses unknown keys, so a typo is not silently ignored', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.actions.crm.timeoutMS = 5;
+    expect(problems(config, { SHOP_SECRET: 'x' })[0]).toMatch(/^sources\.shop\.actions\.crm: .*timeoutMS/);
+  });
+
+  it('says where JSON is broken', () => {
+    expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
+  });
+
+  it('the shipped example config is valid and the JSON Schema for editors is current', () => {
+    const example = readFileSync(new URL('../../../oncehook.config.json', import.meta.url), 'utf8');
+    expect(() => parseConfig(example, 'oncehook.config.json', {})).not.toThrow();
+    const committed = readFileSync(new URL('../../../oncehook.schema.json', import.meta.url), 'utf8');
+    expect(committed, 'run `npm run schema` after changing src/config/schema.ts').toBe(configJsonSchema());
+  });
+});
+
+describe('oncehook check-config', () => {
+  it('exits 0 for a valid file and 1 with every problem for a broken one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oncehook-config-'));
+    const good = join(dir, 'good.json');
+    const bad = join(dir, 'bad.json');
+    writeFileSync(good, JSON.stringify(valid));
+    writeFileSync(bad, JSON.stringify({ sources: { shop: { adapter: 'nope', secrets: ['x'], actions: {} } } }));
+
+    const ok = await runCli(['check-config', good], { SHOP_SECRET: 'x' });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('shop (shopify) → crm');
+
+    const broken = await runCli(['check-config', bad, '--json']);
+    expect(broken.code).toBe(1);
+    expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, problems: [expect.stringMatching(/^sources\.shop\.adapter: /)] });
+  });
+});

@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * One suite, two engines: everything under test/integration runs once on a real PostgreSQL and once on
+ * embedded PGlite, switched by ONCEHOOK_TEST_DB. Unit tests run once; e2e tests start real processes and pick
+ * their engine per test.
+ */
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'postgres',
+          include: ['test/integration/**/*.test.ts'],
+          env: { ONCEHOOK_TEST_DB: 'postgres' },
+        },
+      },
+      { test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      {
+        test: {
+          name: 'pglite',
+          include: ['test/integration/**/*.test.ts'],
+          env: { ONCEHOOK_TEST_DB: 'pglite' },
+        },
+      },
+    ],
+  },
+});
