@@ -10,16 +10,18 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       {
+        extends: true,
         test: {
           name: 'postgres',
           include: ['test/integration/**/*.test.ts'],
           env: { ONCEHOOK_TEST_DB: 'postgres' },
         },
       },
-      { test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
       {
+        extends: true,
         test: {
           name: 'pglite',
           include: ['test/integration/**/*.test.ts'],

@@ -109,7 +109,33 @@ export function parseJson(body: Uint8Array): unknown {
   return parseJsonText(decodeUtf8(body));
 }
 
+/**
+ * Deeper than any sender's payload, shallow enough that nothing downstream of the parse (a log serializer, a
+ * pointer walk, a person's viewer) can be driven into a stack overflow by a hostile but validly signed body.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects, counted over the text without parsing it. */
+function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
 export function parseJsonText(text: string): unknown {
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new InputError('malformed_body', `the body nests JSON deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -78,6 +78,13 @@ export const sourceSchema = z
     readTimeoutMs: z.int().positive().default(15_000),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
     hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+    rateLimit: z
+      .strictObject({
+        perSecond: z.number().positive(),
+        burst: z.int().positive().optional().describe('default: one second of perSecond'),
+      })
+      .optional()
+      .describe('past it, deliveries are answered 429 with Retry-After instead of queueing'),
   })
   .superRefine((source, ctx) => {
     if (source.adapter === 'generic-hmac' && !source.hmac) {
@@ -106,5 +113,14 @@ const sourceId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'letters, 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
   sources: z.record(sourceId, sourceSchema),
+  limits: z
+    .strictObject({
+      maxInFlight: z
+        .int()
+        .positive()
+        .default(256)
+        .describe('deliveries being read or recorded at once; past it, 503 with Retry-After'),
+    })
+    .prefault({}),
 });
 export type Config = z.output<typeof configSchema>;

@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { recordDelivery, type Recorded } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
+import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
@@ -28,36 +29,42 @@ function answerDeadline(started: number, budgetMs: number): number {
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
 export function ingestRoutes({ config, adapters, store, logger, metrics }: IngestDeps): Hono {
   const app = new Hono();
+  const admission = new Admission(config);
   app.post('/in/:source', async (c) => {
     const started = performance.now();
     const sourceId = c.req.param('source');
     const source = config.sources[sourceId];
     const adapter = adapters.get(sourceId);
     const label = source ? sourceId : '(unknown)';
+    let release = () => {};
     try {
       if (!source || !adapter) throw new HttpError(404, 'unknown_source', `no source named "${sourceId}" is configured`);
+      release = admission.enter(sourceId);
       const request = c.req.raw;
       const body = await readBody(request, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
       const planned = planTasks(sourceId, source, identity, request.headers);
       const receipt = receiptId();
-      const recorded = await withinBudget(
-        recordDelivery(store.db, {
-          id: receipt,
-          source: sourceId,
-          deliveryId: identity.deliveryId,
-          eventId: identity.eventId,
-          topic: identity.topic,
-          occurredAt: identity.occurredAt,
-          headers: redactHeaders(request.headers, adapter.signatureHeaders),
-          contentType: request.headers.get('content-type'),
-          body,
-          bodySha256: sha256Hex(body),
-          tasks: planned,
-        }),
-        answerDeadline(started, source.ackTimeoutMs ?? adapter.ackTimeoutMs),
-        logger,
-      );
+      const writing = recordDelivery(store.db, {
+        id: receipt,
+        source: sourceId,
+        deliveryId: identity.deliveryId,
+        eventId: identity.eventId,
+        topic: identity.topic,
+        occurredAt: identity.occurredAt,
+        headers: redactHeaders(request.headers, adapter.signatureHeaders),
+        contentType: request.headers.get('content-type'),
+        body,
+        bodySha256: sha256Hex(body),
+        tasks: planned,
+      });
+      // The slot is held until the write settles, not until the answer: a stalled database must not let
+      // writes pile up behind 503s.
+      const settled = release;
+      release = () => {};
+      writing.then(settled, settled);
+      const deadline = answerDeadline(started, source.ackTimeoutMs ?? adapter.ackTimeoutMs);
+      const recorded = await withinBudget(writing, deadline, logger);
       metrics.deliveries.inc({ source: sourceId, decision: recorded.decision });
       metrics.ackSeconds.observe({ source: sourceId, status: '200' }, (performance.now() - started) / 1000);
       logger.info(
@@ -72,6 +79,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
         logger.info({ source: label, status: error.status, reason: error.code }, 'delivery rejected');
       }
       throw error;
+    } finally {
+      release();
     }
   });
   return app;

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { checkTimestamp, header, jsonPointer, requireId, safeEqual } from '../../../adapters/verify.ts';
+import {
+  checkTimestamp,
+  header,
+  jsonPointer,
+  MAX_JSON_DEPTH,
+  parseJsonText,
+  requireId,
+  safeEqual,
+} from '../../../adapters/verify.ts';
 import { InputError, SignatureError } from '../../../src/errors.ts';
 
 describe('safeEqual', () => {
@@ -75,5 +83,16 @@ describe('requireId', () => {
     expect(() => requireId('x'.repeat(256), 'id')).toThrow(InputError);
     expect(() => requireId(' ', 'id')).toThrow(InputError);
     expect(() => requireId(null, 'id')).toThrow(InputError);
+  });
+});
+
+describe('JSON depth guard', () => {
+  it(`refuses JSON nested deeper than ${MAX_JSON_DEPTH} levels, counting only structure outside strings`, () => {
+    const deep = '['.repeat(MAX_JSON_DEPTH + 1) + ']'.repeat(MAX_JSON_DEPTH + 1);
+    expect(() => parseJsonText(deep)).toThrow(InputError);
+    const atLimit = '['.repeat(MAX_JSON_DEPTH) + ']'.repeat(MAX_JSON_DEPTH);
+    expect(() => parseJsonText(atLimit)).not.toThrow();
+    const bracketsInAString = JSON.stringify({ text: '[{'.repeat(500) + '\\"' });
+    expect(parseJsonText(bracketsInAString)).toEqual(JSON.parse(bracketsInAString));
   });
 });

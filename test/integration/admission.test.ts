@@ -1,0 +1,81 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+const READ_TIMEOUT_MS = 400;
+
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  const action = { crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' } };
+  gateway = await startTestGateway({
+    limits: { maxInFlight: 2 },
+    sources: {
+      shop: { adapter: 'shopify', secrets: [SHOP_SECRET], actions: action, readTimeoutMs: READ_TIMEOUT_MS },
+      limited: { adapter: 'shopify', secrets: [SHOP_SECRET], actions: action, rateLimit: { perSecond: 0.5, burst: 2 } },
+    },
+  });
+});
+afterAll(async () => gateway?.close());
+
+/** Sends the headers and part of the body, then nothing more: a slowloris. Resolves with the raw answer. */
+function slowRequest(source: string): { answer: Promise<string>; socket: net.Socket } {
+  const { port } = new URL(gateway.url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  const delivery = shopifyDelivery({ eventId: `slow-${Math.random()}` });
+  socket.write(
+    `POST /in/${source} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${delivery.body.length}\r\n` +
+      Object.entries(delivery.headers)
+        .filter(([name]) => name !== 'content-type')
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('') +
+      `\r\n${delivery.body.slice(0, 5)}`,
+  );
+  const answer = new Promise<string>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString();
+      if (text.includes('\r\n\r\n{')) resolve(text);
+    });
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => resolve(text));
+  });
+  return { answer, socket };
+}
+
+describe('admission', () => {
+  it('cuts a body that trickles in off at readTimeoutMs with 408', async () => {
+    const started = performance.now();
+    const { answer, socket } = slowRequest('shop');
+    const text = await answer;
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(text).toContain('body_timeout');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(READ_TIMEOUT_MS - 50);
+  });
+
+  it('answers 503 with Retry-After past the in-flight cap, and admits again once the slots free', async () => {
+    const slow = [slowRequest('shop'), slowRequest('shop')];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const turnedAway = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-capped' }));
+    expect(turnedAway.status).toBe(503);
+    expect(turnedAway.json.error.code).toBe('overloaded');
+    expect(turnedAway.headers.get('retry-after')).toBe('1');
+
+    await Promise.all(slow.map((s) => s.answer));
+    for (const s of slow) s.socket.destroy();
+    const admitted = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-capped' }));
+    expect(admitted.status).toBe(200);
+    expect(admitted.json.decision).toBe('accepted');
+  });
+
+  it("answers 429 with Retry-After past a source's rate limit, without touching other sources", async () => {
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await post(gateway.url, 'limited', shopifyDelivery({ eventId: `rl-${i}` })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+    expect(answers[2]!.json.error.code).toBe('rate_limited');
+    expect(Number(answers[2]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'rl-other' }))).status).toBe(200);
+  });
+});
