@@ -1,0 +1,63 @@
+import type { Config } from '../config/schema.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/connect.ts';
+import { purgeExpiredBodies } from '../store/retention.ts';
+
+export interface PurgerOptions {
+  /** How often a round starts. */
+  intervalMs?: number;
+  /** Rows per statement: small enough that each transaction is short and ingest never waits on it. */
+  batchSize?: number;
+}
+
+/**
+ * Purges expired bodies for every source, batch by batch, yielding between batches so the purge never holds
+ * the database for long; a round ends when a batch comes back short.
+ */
+export function startPurger(config: Config, store: Store, logger: Logger, options: PurgerOptions = {}) {
+  const intervalMs = options.intervalMs ?? 10 * 60_000;
+  const batchSize = options.batchSize ?? 500;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+
+  async function round(): Promise<number> {
+    let total = 0;
+    for (const [source, { retention }] of Object.entries(config.sources)) {
+      for (;;) {
+        if (stopped) return total;
+        const purged = await purgeExpiredBodies(store.db, source, retention, batchSize);
+        total += purged;
+        if (purged < batchSize) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    if (total > 0) logger.info({ purged: total }, 'expired bodies purged; their dedup keys remain');
+    return total;
+  }
+
+  const timer = setInterval(() => {
+    running = running.then(round).then(
+      () => {},
+      (error: unknown) => logger.warn({ err: error }, 'purging expired bodies failed; will try again'),
+    );
+  }, intervalMs);
+  timer.unref();
+
+  return {
+    /** One round now; resolves with the number of bodies purged. */
+    runOnce(): Promise<number> {
+      const result = running.then(round);
+      running = result.then(
+        () => {},
+        () => {},
+      );
+      return result;
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+export type Purger = ReturnType<typeof startPurger>;

@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.ts';
+import { createLogger } from '../../src/log.ts';
+import { startPurger } from '../../src/retention/purger.ts';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+const configJson = shopConfig(undefined, { retention: '30d' });
+let gateway: TestGateway;
+
+beforeAll(async () => {
+  gateway = await startTestGateway(configJson);
+});
+afterAll(async () => gateway?.close());
+
+async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await gateway.store.db.execute(query)) as unknown as T[] | { rows: T[] };
+  return Array.isArray(result) ? result : result.rows;
+}
+
+async function bodyKept(eventId: string): Promise<boolean> {
+  const [row] = await rows<{ kept: boolean }>(sql`select body is not null as kept from tasks where event_id = ${eventId}`);
+  return row!.kept;
+}
+
+describe('retention', () => {
+  it('purges the bodies of finished tasks past retention in batches; dedup keys stay as tombstones', async () => {
+    for (let i = 0; i < 5; i++) await post(gateway.url, 'shop', shopifyDelivery({ eventId: `old-${i}`, webhookId: `w-old-${i}` }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'old-unfinished' }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'recent' }));
+    await gateway.store.db.execute(sql`
+      update tasks set state = case when event_id = 'old-unfinished' then 'needs_review' else 'succeeded' end,
+        created_at = case when event_id = 'recent' then now() - interval '29 days' else now() - interval '31 days' end`);
+
+    const purger = startPurger(parseConfig(JSON.stringify(configJson), 'test').config, gateway.store, createLogger('silent'), {
+      batchSize: 2,
+    });
+    expect(await purger.runOnce()).toBe(5);
+    expect(await purger.runOnce()).toBe(0);
+    await purger.stop();
+
+    for (let i = 0; i < 5; i++) expect(await bodyKept(`old-${i}`)).toBe(false);
+    expect(await bodyKept('old-unfinished')).toBe(true);
+    expect(await bodyKept('recent')).toBe(true);
+    const [hash] = await rows<{ body_sha256: string }>(sql`select body_sha256 from tasks where event_id = 'old-0'`);
+    expect(hash!.body_sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    const lateRetry = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'old-0', webhookId: 'w-old-0' }));
+    expect(lateRetry.json.decision).toBe('duplicate_delivery');
+    const lateSubscription = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'old-1', webhookId: 'another' }));
+    expect(lateSubscription.json.decision).toBe('duplicate_event');
+  });
+});
