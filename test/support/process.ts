@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,13 +21,28 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** Which `oncehook` runs, and where: this checkout's by default, or another copy (a production install in a temp directory). */
+export interface Placement {
+  /** The working directory (default: this checkout): where `./oncehook.config.json` and `./.oncehook` are found. */
+  cwd?: string;
+  /** The `bin/oncehook.js` to run (default: this checkout's, whatever `cwd` is). */
+  bin?: string;
+}
+
+/** `bin/oncehook.js` of an installed copy of oncehook in `dir`. */
+export function binIn(dir: string): string {
+  return join(dir, 'bin', 'oncehook.js');
+}
+
 /** Starts `oncehook serve` as a real process on a free port and waits until it listens. */
-export async function spawnGateway(options: { args?: string[]; env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<GatewayProcess> {
+export async function spawnGateway(
+  options: { args?: string[]; env?: Record<string, string | undefined> } & Placement = {},
+): Promise<GatewayProcess> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries({ ...process.env, LOG_LEVEL: 'info', ...options.env })) {
     if (value !== undefined) env[key] = value;
   }
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [options.bin ?? BIN, 'serve', '--port', '0', '--host', '127.0.0.1', ...(options.args ?? [])], {
     cwd: options.cwd ?? REPO,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,9 +81,17 @@ export async function spawnGateway(options: { args?: string[]; env?: Record<stri
 }
 
 /** Runs the real `oncehook` binary to completion. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  placement: Placement = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [placement.bin ?? BIN, ...args], {
+      cwd: placement.cwd ?? REPO,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshPostgresDatabase } from '../support/engine.ts';
+import { binIn, REPO, runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
+
+// What the Dockerfile does, without Docker: build from the sources in one directory, then install the build
+// with production dependencies only in another, and run it there. `tsx` is a devDependency, so it is absent
+// and bin/oncehook.js must fall back to dist/; no src/ is copied, so nothing can quietly come from it.
+
+/** The files the build reads; the Dockerfile's build stage copies the same. */
+const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'adapters', 'scripts'];
+/** The files a production install holds; the Dockerfile's run stage copies the same (dist from the build). */
+const RUN_INPUTS = ['package.json', 'package-lock.json', 'bin', 'oncehook.config.json'];
+
+function npm(args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`npm ${args.join(' ')} in ${cwd} exited with ${code}:\n${output}`)),
+    );
+  });
+}
+
+describe('the production build, installed with --omit=dev', () => {
+  const root = mkdtempSync(join(tmpdir(), 'oncehook-production-'));
+  const build = join(root, 'build');
+  const app = join(root, 'app');
+
+  beforeAll(async () => {
+    mkdirSync(build);
+    for (const entry of BUILD_INPUTS) cpSync(join(REPO, entry), join(build, entry), { recursive: true });
+    // The checkout's dev dependencies (TypeScript, @types/node) are what a build needs; linking them saves
+    // a second full install, and the build writes nothing into the checkout.
+    symlinkSync(join(REPO, 'node_modules'), join(build, 'node_modules'), 'junction');
+    await npm(['run', 'build'], build);
+
+    mkdirSync(app);
+    for (const entry of RUN_INPUTS) cpSync(join(REPO, entry), join(app, entry), { recursive: true });
+    cpSync(join(build, 'dist'), join(app, 'dist'), { recursive: true });
+    // The cache is warm after the checkout's own `npm ci`, so this stays local and takes seconds.
+    await npm(['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund'], app);
+  }, 90_000);
+
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('holds the compiled code and the migrations, and no TypeScript runner', () => {
+    expect(existsSync(join(app, 'dist/src/cli/main.js'))).toBe(true);
+    expect(existsSync(join(app, 'dist/adapters/index.js'))).toBe(true);
+    expect(existsSync(join(app, 'dist/src/store/migrations/meta/_journal.json'))).toBe(true);
+    expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
+    expect(existsSync(join(app, 'node_modules/typescript'))).toBe(false);
+    expect(existsSync(join(app, 'src'))).toBe(false);
+  });
+
+  /** A database to run on: what the process gets in its environment, and how to remove it after. */
+  interface Engine {
+    name: string;
+    /** What the start-up log says it stores in. */
+    log: string;
+    open(): Promise<{ env: Record<string, string | undefined>; drop(): Promise<void> }>;
+  }
+  const engines: Engine[] = [
+    {
+      name: 'embedded PGlite',
+      log: 'embedded PGlite',
+      // Inside root, which afterAll removes.
+      open: async () => ({ env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: join(root, 'pglite') }, drop: async () => {} }),
+    },
+    {
+      name: 'a fresh PostgreSQL database',
+      log: 'PostgreSQL',
+      async open() {
+        const database = await freshPostgresDatabase();
+        return { env: { DATABASE_URL: database.url, ONCEHOOK_DATA_DIR: undefined }, drop: () => database.drop() };
+      },
+    },
+  ];
+
+  for (const engine of engines) {
+    it(`serves under NODE_ENV=production on ${engine.name}, accepts a signed sample, stops on SIGTERM`, async () => {
+      const database = await engine.open();
+      // ONCEHOOK_CONFIG unset: the example config in the install's working directory, as in the image.
+      const env = { ...database.env, NODE_ENV: 'production', ONCEHOOK_CONFIG: undefined, ONCEHOOK_ADMIN_TOKEN: undefined };
+      const installed = { cwd: app, bin: binIn(app) };
+      let gateway: GatewayProcess | undefined;
+      try {
+        gateway = await spawnGateway({ ...installed, env });
+        expect(gateway.output()).toContain(engine.log);
+        expect(await (await fetch(`${gateway.url}/healthz`)).json()).toEqual({ ok: true });
+        expect(await (await fetch(`${gateway.url}/readyz`)).json()).toMatchObject({ ok: true });
+
+        // Accepted means the tables exist: the migrations were found in dist/ and applied.
+        const sample = await runCli(['send-sample', 'shop', '--url', gateway.url, '--json', '--event-id', '7001'], env, installed);
+        expect(sample.code, sample.stderr).toBe(0);
+        expect(JSON.parse(sample.stdout)).toMatchObject({ decision: 'accepted', eventId: '7001' });
+
+        await gateway.stop();
+        expect(gateway.child.exitCode, gateway.output()).toBe(0);
+        expect(gateway.output()).toContain('shutting down');
+      } finally {
+        await gateway?.kill();
+        await database.drop();
+      }
+    });
+  }
+});
