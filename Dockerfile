@@ -4,9 +4,9 @@
 FROM node:22-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
 COPY adapters ./adapters
 COPY src ./src
 RUN npm run build
@@ -17,6 +17,8 @@ FROM node:22-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The install repairs the PostgreSQL driver (scripts/patch-postgres.mjs), so the script comes first.
+COPY scripts/patch-postgres.mjs ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY bin ./bin

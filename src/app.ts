@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
+import { apiRoutes } from './api/routes.ts';
 import { ingestRoutes } from './ingest/route.ts';
 import type { Logger } from './log.ts';
 import type { Metrics } from './metrics.ts';
@@ -14,12 +15,22 @@ export interface AppDeps {
   store: Store;
   logger: Logger;
   metrics: Metrics;
+  /** The bearer token of the admin API; unset turns it off. */
+  adminToken?: string | undefined;
+  /** A worker-only process serves health and metrics, not webhooks or the admin API. */
+  role?: Role;
 }
+
+/** What a process does: receive (web), forward (worker), or both (all, the default). */
+export type Role = 'web' | 'worker' | 'all';
 
 /** The HTTP surface. Every error becomes `{"error":{"code","message"}}` here and nowhere else. */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
-  app.route('/', ingestRoutes(deps));
+  if (deps.role !== 'worker') {
+    app.route('/', ingestRoutes(deps));
+    app.route('/', apiRoutes({ store: deps.store, adminToken: deps.adminToken }));
+  }
 
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => {

@@ -2,9 +2,10 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createAdapter } from '../adapters/index.ts';
 import type { Adapter } from '../adapters/types.ts';
-import { createApp } from './app.ts';
+import { createApp, type Role } from './app.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
+import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
@@ -16,6 +17,10 @@ export interface GatewayOptions {
   host?: string;
   databaseUrl?: string | undefined;
   dataDir?: string | undefined;
+  /** `web` receives, `worker` forwards, `all` (the default) does both in one process. */
+  role?: Role;
+  adminToken?: string | undefined;
+  forwarder?: Partial<ForwarderOptions>;
 }
 
 export interface Gateway {
@@ -37,7 +42,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const adapters = new Map<string, Adapter>(
     Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
   );
-  const app = createApp({ config, adapters, store, logger, metrics: createMetrics() });
+  const role = options.role ?? 'all';
+  const metrics = createMetrics();
+  const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () =>
@@ -45,10 +52,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
     started.once('error', reject);
   });
+  let forwarder: Forwarder | null = null;
+  try {
+    forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
+    await forwarder?.start();
+  } catch (error) {
+    server.close();
+    await store.close();
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
+  if (role !== 'worker' && !options.adminToken) logger.warn('the admin API is off: set ONCEHOOK_ADMIN_TOKEN to turn it on');
   logger.info(
-    { port, database: store.kind, sources: Object.keys(config.sources) },
+    { port, role, database: store.kind, sources: Object.keys(config.sources) },
     `oncehook listening on ${url} (${store.kind === 'pglite' ? `embedded PGlite in ${options.dataDir ?? 'memory'}` : 'PostgreSQL'})`,
   );
 
@@ -56,6 +73,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     url,
     store,
     async close() {
+      await forwarder?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();

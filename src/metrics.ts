@@ -25,6 +25,30 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
+    forwardAttempts: new Counter({
+      name: 'oncehook_forward_attempts_total',
+      help: 'Sends and lookups made to downstream actions, by source, action and outcome class',
+      labelNames: ['source', 'action', 'class'] as const,
+      registers: [registry],
+    }),
+    forwardSeconds: new Histogram({
+      name: 'oncehook_forward_seconds',
+      help: 'Duration of requests to downstream actions, by source, action and kind (send or lookup)',
+      labelNames: ['source', 'action', 'kind'] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    taskTransitions: new Counter({
+      name: 'oncehook_task_transitions_total',
+      help: 'Task state changes made by the forwarder, by source, action and new state (failed: the dead letter)',
+      labelNames: ['source', 'action', 'state'] as const,
+      registers: [registry],
+    }),
+    leasesReclaimed: new Counter({
+      name: 'oncehook_leases_reclaimed_total',
+      help: 'Attempts whose worker stopped mid-attempt, reclaimed as unknown outcomes',
+      registers: [registry],
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;

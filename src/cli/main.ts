@@ -1,9 +1,11 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.ts';
+import type { Role } from '../app.ts';
 import { startGateway } from '../gateway.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/connect.ts';
 import { migrate } from '../store/migrate.ts';
+import { startDemoDownstream } from './demo-downstream.ts';
 import { buildSample } from './sample.ts';
 
 const DEFAULT_CONFIG = './oncehook.config.json';
@@ -12,6 +14,12 @@ const DEFAULT_DATA_DIR = './.oncehook';
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port number from 0 to 65535');
+  return n;
+}
+
+function milliseconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('a whole number of milliseconds');
   return n;
 }
 
@@ -29,7 +37,19 @@ program
   .addOption(configOption())
   .addOption(new Option('-p, --port <n>', 'port to listen on').env('PORT').default(8080).argParser(port))
   .addOption(new Option('--host <address>', 'address to listen on').default('0.0.0.0'))
-  .action(async (options: { config: string; port: number; host: string }) => {
+  .addOption(
+    new Option('--role <role>', 'web: receive only; worker: forward only; all: both')
+      .choices(['web', 'worker', 'all'])
+      .env('ONCEHOOK_ROLE')
+      .default('all'),
+  )
+  .addOption(
+    new Option('--lease-grace-ms <ms>', "how long past an action's timeoutMs a silent worker's lease is kept")
+      .env('ONCEHOOK_LEASE_GRACE_MS')
+      .default(30_000)
+      .argParser(milliseconds),
+  )
+  .action(async (options: { config: string; port: number; host: string; role: Role; leaseGraceMs: number }) => {
     const logger = createLogger();
     const { config, defaulted } = loadConfig(options.config);
     if (defaulted.length > 0) {
@@ -42,6 +62,9 @@ program
       host: options.host,
       databaseUrl: process.env.DATABASE_URL,
       dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
+      role: options.role,
+      adminToken: process.env.ONCEHOOK_ADMIN_TOKEN || undefined,
+      forwarder: { leaseGraceMs: options.leaseGraceMs },
     });
     const stop = (signal: string) => {
       logger.info({ signal }, 'shutting down');
@@ -136,6 +159,16 @@ program
       if (!response.ok) process.exitCode = 1;
     },
   );
+
+program
+  .command('demo-downstream')
+  .description('a tiny downstream for trying oncehook: records effects, honours Idempotency-Key, serves lookups')
+  .addOption(new Option('-p, --port <n>', 'port to listen on').default(9090).argParser(port))
+  .addOption(new Option('--host <address>', 'address to listen on').default('127.0.0.1'))
+  .action(async (options: { port: number; host: string }) => {
+    const url = await startDemoDownstream(options);
+    console.log(`demo downstream on ${url}: POST any path to make an effect; GET any path with ?key= to look one up`);
+  });
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(error.message);

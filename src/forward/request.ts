@@ -1,4 +1,3 @@
-import { Webhook } from 'standardwebhooks';
 import type { ClaimedTask } from '../store/atomic.ts';
 import type { Outgoing } from './exchange.ts';
 import type { Route } from './routes.ts';
@@ -48,11 +47,11 @@ export function lookupRequest(task: ClaimedTask, route: Route, template: string)
 
 /** Standard Webhooks headers, so the downstream can verify that oncehook sent this, with its own library. */
 function signature(route: Route, taskId: string, payload: Buffer): Record<string, string> {
-  if (route.config.signingSecret === undefined) return {};
+  if (route.signer === null) return {};
   const now = new Date();
   return {
     'webhook-id': taskId,
     'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': new Webhook(route.config.signingSecret).sign(taskId, now, payload),
+    'webhook-signature': route.signer.sign(taskId, now, payload),
   };
 }

@@ -1,3 +1,4 @@
+import { Webhook } from 'standardwebhooks';
 import type { ActionConfig, Config } from '../config/schema.ts';
 import type { ClaimRoute } from '../store/atomic.ts';
 
@@ -10,6 +11,8 @@ export interface Route {
   destination: string;
   /** How long a claim holds a task: the whole request, then the grace a silent worker is given. */
   leaseMs: number;
+  /** The signer made from `signingSecret`, when there is one. */
+  signer: Webhook | null;
 }
 
 const routeKey = (source: string, action: string) => `${source}\0${action}`;
@@ -28,6 +31,7 @@ export class Routes {
           config: actionConfig,
           destination: new URL(actionConfig.url).origin,
           leaseMs: actionConfig.timeoutMs + leaseGraceMs,
+          signer: actionConfig.signingSecret === undefined ? null : signer(source, action, actionConfig.signingSecret),
         });
       }
     }
@@ -48,5 +52,16 @@ export class Routes {
     const route = this.#byKey.get(routeKey(source, action));
     if (!route) throw new Error(`no configured action ${source}/${action}`);
     return route;
+  }
+}
+
+/** A secret the signer cannot decode would fail every send; it fails the start instead. */
+function signer(source: string, action: string, secret: string): Webhook {
+  try {
+    return new Webhook(secret);
+  } catch (error) {
+    throw new Error(
+      `sources.${source}.actions.${action}.signingSecret is not a Standard Webhooks secret ("whsec_" and base64): ${(error as Error).message}`,
+    );
   }
 }

@@ -5,10 +5,11 @@ import { HttpError } from '../errors.ts';
 import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { recordDelivery, type Recorded } from '../store/atomic.ts';
+import type { Recorded } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
+import { GroupCommit } from './group-commit.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
 import { redactHeaders } from './redact.ts';
@@ -30,6 +31,7 @@ function answerDeadline(started: number, budgetMs: number): number {
 export function ingestRoutes({ config, adapters, store, logger, metrics }: IngestDeps): Hono {
   const app = new Hono();
   const admission = new Admission(config);
+  const writer = new GroupCommit(store);
   app.post('/in/:source', async (c) => {
     const started = performance.now();
     const sourceId = c.req.param('source');
@@ -45,7 +47,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
       const planned = planTasks(sourceId, source, identity, request.headers);
       const receipt = receiptId();
-      const writing = recordDelivery(store.db, {
+      const writing = writer.record({
         id: receipt,
         source: sourceId,
         deliveryId: identity.deliveryId,

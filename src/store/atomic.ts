@@ -58,118 +58,172 @@ export type Recorded =
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
+interface Decided {
+  decision: Decision;
+  /** The receipt that first carried what this one repeats. */
+  first?: string;
+  created: TaskSummary[];
+}
+
+const byKey = <T>(key: (item: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+
 /**
- * Records one verified receipt and its tasks in one transaction: the delivery key, the event key, the
- * tasks, the receipt row and the wake-up for the forwarder commit together or not at all.
+ * Records a batch of verified receipts in one transaction — one durable commit for all of them (group
+ * commit) — with exactly the decisions each would get alone, in arrival order: a repeat inside the batch is
+ * a duplicate of the earlier receipt, as it would be of a committed one. Each stage inserts its keys sorted,
+ * so concurrent batches take row locks in one order and cannot deadlock. The delivery key, the event key,
+ * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
  */
-export async function recordDelivery(db: Db, input: ReceiptInput): Promise<Recorded> {
+export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]): Promise<Recorded[]> {
+  if (inputs.length === 0) return [];
   return db.transaction(async (tx) => {
-    const decided = await decide(tx, input);
-    const [row] = await tx
+    const decided: Decided[] = inputs.map(() => ({ decision: DECISIONS.accepted, created: [] }));
+    const all = inputs.map((_, i) => i);
+
+    const deliveryStage = await claimKeys(tx, 'delivery', inputs, all);
+    for (const [i, first] of deliveryStage.repeats) decided[i] = { decision: DECISIONS.duplicateDelivery, first, created: [] };
+    const eventStage = await claimKeys(tx, 'event', inputs, deliveryStage.fresh);
+    for (const [i, first] of eventStage.repeats) decided[i] = { decision: DECISIONS.duplicateEvent, first, created: [] };
+    await createTasks(tx, inputs, eventStage.fresh, decided);
+
+    const rows = await tx
       .insert(deliveries)
-      .values({
-        id: input.id,
-        source: input.source,
-        deliveryId: input.deliveryId,
-        eventId: input.eventId,
-        topic: input.topic,
-        occurredAt: input.occurredAt,
-        decision: decided.decision,
-        matchedDeliveryId: decided.firstSeen?.id ?? null,
-        headers: input.headers,
-        contentType: input.contentType,
-        bodySha256: input.bodySha256,
-        bodyBytes: input.body.byteLength,
-      })
-      .returning({ receivedAt: deliveries.receivedAt });
-    if (decided.created.length > 0) await tx.execute(sql`select pg_notify(${TASKS_CHANNEL}, '')`);
-    const receivedAt = row!.receivedAt;
-    if (decided.decision === DECISIONS.accepted) {
-      return { decision: decided.decision, receivedAt, created: decided.created, existing: decided.existing };
-    }
-    return { decision: decided.decision, receivedAt, firstSeen: decided.firstSeen!, existing: decided.existing };
+      .values(
+        inputs.map((input, i) => ({
+          id: input.id,
+          source: input.source,
+          deliveryId: input.deliveryId,
+          eventId: input.eventId,
+          topic: input.topic,
+          occurredAt: input.occurredAt,
+          decision: decided[i]!.decision,
+          matchedDeliveryId: decided[i]!.first ?? null,
+          headers: input.headers,
+          contentType: input.contentType,
+          bodySha256: input.bodySha256,
+          bodyBytes: input.body.byteLength,
+        })),
+      )
+      .returning({ id: deliveries.id, receivedAt: deliveries.receivedAt });
+    if (decided.some((d) => d.created.length > 0)) await tx.execute(sql`select pg_notify(${TASKS_CHANNEL}, '')`);
+
+    const receivedAt = new Map(rows.map((row) => [row.id, row.receivedAt]));
+    const firstSeen = await receipts(tx, decided.flatMap((d) => (d.first ? [d.first] : [])));
+    const summaries = await taskSummaries(tx, inputs.flatMap((input) => input.tasks.map((task) => task.id)));
+    return inputs.map((input, i): Recorded => {
+      const { decision, first, created } = decided[i]!;
+      const createdIds = new Set(created.map((task) => task.id));
+      const existing = input.tasks.flatMap((task) => {
+        const summary = summaries.get(task.id);
+        return summary && !createdIds.has(task.id) ? [summary] : [];
+      });
+      if (decision === DECISIONS.accepted) return { decision, receivedAt: receivedAt.get(input.id)!, created, existing };
+      return { decision, receivedAt: receivedAt.get(input.id)!, firstSeen: firstSeen.get(first!)!, existing };
+    });
   });
 }
 
-interface Decided {
-  decision: Decision;
-  firstSeen?: FirstSeen;
-  created: TaskSummary[];
-  existing: TaskSummary[];
+/**
+ * Inserts the delivery or event key of each candidate; returns the candidates whose key was new ("fresh")
+ * and, for every other, the receipt that holds the key. An empty RETURNING for a key means another
+ * transaction committed it first (the insert waited for it), so the follow-up read sees that row: the read
+ * explains the decision, the insert made it.
+ */
+async function claimKeys(tx: Tx, kind: 'delivery' | 'event', inputs: readonly ReceiptInput[], candidates: number[]) {
+  const table = kind === 'delivery' ? deliveryKeys : eventKeys;
+  const column = kind === 'delivery' ? deliveryKeys.deliveryId : eventKeys.eventId;
+  const idOf = (i: number) => (kind === 'delivery' ? inputs[i]!.deliveryId : inputs[i]!.eventId);
+  const keyOf = (i: number) => `${inputs[i]!.source}\0${idOf(i)}`;
+
+  const leaders = new Map<string, number>();
+  for (const i of candidates) if (!leaders.has(keyOf(i))) leaders.set(keyOf(i), i);
+  const ordered = [...leaders.values()].sort(byKey(keyOf));
+  const fresh = new Set<string>();
+  if (ordered.length > 0) {
+    const keys = ordered.map((i) => inputs[i]!);
+    const inserted =
+      kind === 'delivery'
+        ? await tx
+            .insert(deliveryKeys)
+            .values(keys.map((input) => ({ source: input.source, deliveryId: input.deliveryId, firstDelivery: input.id })))
+            .onConflictDoNothing()
+            .returning({ source: deliveryKeys.source, id: deliveryKeys.deliveryId })
+        : await tx
+            .insert(eventKeys)
+            .values(keys.map((input) => ({ source: input.source, eventId: input.eventId, firstDelivery: input.id })))
+            .onConflictDoNothing()
+            .returning({ source: eventKeys.source, id: eventKeys.eventId });
+    for (const row of inserted) fresh.add(`${row.source}\0${row.id}`);
+  }
+
+  const holder = new Map<string, string>();
+  for (const i of ordered) if (fresh.has(keyOf(i))) holder.set(keyOf(i), inputs[i]!.id);
+  const known = ordered.filter((i) => !fresh.has(keyOf(i)));
+  if (known.length > 0) {
+    const rows = await tx
+      .select({ source: table.source, id: column, first: table.firstDelivery })
+      .from(table)
+      .where(inArray(column, known.map(idOf)));
+    for (const row of rows) holder.set(`${row.source}\0${row.id}`, row.first);
+  }
+
+  const freshCandidates: number[] = [];
+  const repeats = new Map<number, string>();
+  for (const i of candidates) {
+    if (fresh.has(keyOf(i)) && leaders.get(keyOf(i)) === i) freshCandidates.push(i);
+    else repeats.set(i, holder.get(keyOf(i))!);
+  }
+  return { fresh: freshCandidates, repeats };
 }
 
-async function decide(tx: Tx, input: ReceiptInput): Promise<Decided> {
-  const newDelivery = await tx
-    .insert(deliveryKeys)
-    .values({ source: input.source, deliveryId: input.deliveryId, firstDelivery: input.id })
-    .onConflictDoNothing()
-    .returning({ source: deliveryKeys.source });
-  if (newDelivery.length === 0) {
-    // The conflicting row's writer has committed (the insert waited for it), so this statement's fresh
-    // snapshot sees it: the read explains the decision, it does not make it.
-    const [key] = await tx
-      .select({ first: deliveryKeys.firstDelivery })
-      .from(deliveryKeys)
-      .where(and(eq(deliveryKeys.source, input.source), eq(deliveryKeys.deliveryId, input.deliveryId)));
-    return duplicate(tx, DECISIONS.duplicateDelivery, key!.first, input);
-  }
+/** Creates the tasks of the receipts that carried a new event; a receipt all of whose tasks exist is a duplicate_task. */
+async function createTasks(tx: Tx, inputs: readonly ReceiptInput[], carriers: number[], decided: Decided[]): Promise<void> {
+  const owner = new Map<string, number>();
+  for (const i of carriers) for (const task of inputs[i]!.tasks) if (!owner.has(task.id)) owner.set(task.id, i);
+  if (owner.size === 0) return;
 
-  const newEvent = await tx
-    .insert(eventKeys)
-    .values({ source: input.source, eventId: input.eventId, firstDelivery: input.id })
-    .onConflictDoNothing()
-    .returning({ source: eventKeys.source });
-  if (newEvent.length === 0) {
-    const [key] = await tx
-      .select({ first: eventKeys.firstDelivery })
-      .from(eventKeys)
-      .where(and(eq(eventKeys.source, input.source), eq(eventKeys.eventId, input.eventId)));
-    return duplicate(tx, DECISIONS.duplicateEvent, key!.first, input);
-  }
-
-  if (input.tasks.length === 0) return { decision: DECISIONS.accepted, created: [], existing: [] };
-
+  const rows = [...owner.entries()].sort(byKey(([id]) => id)).map(([id, i]) => {
+    const input = inputs[i]!;
+    const task = input.tasks.find((t) => t.id === id)!;
+    return {
+      id,
+      source: input.source,
+      action: task.action,
+      eventId: input.eventId,
+      topic: input.topic,
+      deliveryId: input.id,
+      state: task.state,
+      body: input.body,
+      contentType: input.contentType,
+      bodySha256: input.bodySha256,
+      afterTaskId: task.afterTaskId,
+    };
+  });
   const created = await tx
     .insert(tasks)
-    .values(
-      input.tasks.map((task) => ({
-        id: task.id,
-        source: input.source,
-        action: task.action,
-        eventId: input.eventId,
-        topic: input.topic,
-        deliveryId: input.id,
-        state: task.state,
-        body: input.body,
-        contentType: input.contentType,
-        bodySha256: input.bodySha256,
-        afterTaskId: task.afterTaskId,
-      })),
-    )
+    .values(rows)
     .onConflictDoNothing()
     .returning({ id: tasks.id, action: tasks.action, state: tasks.state });
-  if (created.length === input.tasks.length) return { decision: DECISIONS.accepted, created, existing: [] };
+  const createdById = new Map(created.map((task) => [task.id, task]));
 
-  const createdIds = new Set(created.map((task) => task.id));
-  const existing = await taskSummaries(
-    tx,
-    input.tasks.filter((task) => !createdIds.has(task.id)).map((task) => task.id),
-  );
-  if (created.length > 0) return { decision: DECISIONS.accepted, created, existing };
-  const [first] = await tx
-    .select({ deliveryId: tasks.deliveryId })
-    .from(tasks)
-    .where(eq(tasks.id, input.tasks[0]!.id));
-  return duplicate(tx, DECISIONS.duplicateTask, first!.deliveryId, input);
+  const creatorOf = new Map<string, string>();
+  for (const [id, i] of owner) if (createdById.has(id)) creatorOf.set(id, inputs[i]!.id);
+  const unowned = carriers.flatMap((i) => inputs[i]!.tasks.map((t) => t.id)).filter((id) => !creatorOf.has(id));
+  if (unowned.length > 0) {
+    const rows = await tx.select({ id: tasks.id, deliveryId: tasks.deliveryId }).from(tasks).where(inArray(tasks.id, unowned));
+    for (const row of rows) creatorOf.set(row.id, row.deliveryId);
+  }
+
+  for (const i of carriers) {
+    const own = inputs[i]!.tasks.flatMap((task) => (owner.get(task.id) === i && createdById.has(task.id) ? [createdById.get(task.id)!] : []));
+    if (own.length > 0 || inputs[i]!.tasks.length === 0) decided[i] = { decision: DECISIONS.accepted, created: own };
+    else decided[i] = { decision: DECISIONS.duplicateTask, first: creatorOf.get(inputs[i]!.tasks[0]!.id)!, created: [] };
+  }
 }
 
-async function duplicate(
-  tx: Tx,
-  decision: Exclude<Decision, typeof DECISIONS.accepted>,
-  firstDelivery: string,
-  input: ReceiptInput,
-): Promise<Decided> {
-  const [first] = await tx
+async function receipts(tx: Tx, ids: string[]): Promise<Map<string, FirstSeen>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx
     .select({
       id: deliveries.id,
       deliveryId: deliveries.deliveryId,
@@ -178,21 +232,17 @@ async function duplicate(
       decision: deliveries.decision,
     })
     .from(deliveries)
-    .where(eq(deliveries.id, firstDelivery));
-  const existing = await taskSummaries(
-    tx,
-    input.tasks.map((task) => task.id),
-  );
-  return { decision, firstSeen: first!, created: [], existing };
+    .where(inArray(deliveries.id, [...new Set(ids)]));
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
-async function taskSummaries(tx: Tx, ids: string[]): Promise<TaskSummary[]> {
-  if (ids.length === 0) return [];
-  return tx
+async function taskSummaries(tx: Tx, ids: string[]): Promise<Map<string, TaskSummary>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx
     .select({ id: tasks.id, action: tasks.action, state: tasks.state })
     .from(tasks)
-    .where(inArray(tasks.id, ids))
-    .orderBy(tasks.id);
+    .where(inArray(tasks.id, [...new Set(ids)]));
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 // ─── Forwarding ──────────────────────────────────────────────────────────────────────────────────────────

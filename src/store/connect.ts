@@ -38,8 +38,10 @@ function openPostgres(url: string, max: number): Store {
     max,
     onnotice: () => {},
     connect_timeout: 5,
-    // Only the app's own errors are retried; a dropped connection is replaced by the pool.
     idle_timeout: 60,
+    // The array-type lookup runs on every new connection, and while the database is down its failure
+    // escapes as an unhandled rejection; oncehook uses no array columns, so it is not needed.
+    fetch_types: false,
     connection: { application_name: 'oncehook' },
   });
   const db = drizzlePostgres(client, { schema }) as unknown as Db;

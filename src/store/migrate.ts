@@ -21,7 +21,7 @@ export async function migrate(store: Store, databaseUrl?: string): Promise<void>
     return;
   }
   if (!databaseUrl) throw new Error('migrating PostgreSQL needs its URL');
-  const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10, fetch_types: false });
   try {
     await client`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migratePostgres(drizzlePostgres(client), { migrationsFolder });

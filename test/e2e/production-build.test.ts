@@ -13,7 +13,7 @@ import { binIn, REPO, runCli, spawnGateway, type GatewayProcess } from '../suppo
 /** The files the build reads; the Dockerfile's build stage copies the same. */
 const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'adapters', 'scripts'];
 /** The files a production install holds; the Dockerfile's run stage copies the same (dist from the build). */
-const RUN_INPUTS = ['package.json', 'package-lock.json', 'bin', 'oncehook.config.json'];
+const RUN_INPUTS = ['package.json', 'package-lock.json', 'bin', 'oncehook.config.json', 'scripts/patch-postgres.mjs'];
 
 function npm(args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -12,6 +12,7 @@ beforeAll(async () => {
       mail: { url: 'http://127.0.0.1:9/mail', topics: ['customers/create'] },
       ticket: { url: 'http://127.0.0.1:9/ticket', approval: 'required', after: 'crm' },
     }),
+    { role: 'web' },
   );
 });
 afterAll(async () => gateway?.close());

@@ -1,4 +1,6 @@
 import { parseConfig } from '../../src/config/load.ts';
+import type { Role } from '../../src/app.ts';
+import type { ForwarderOptions } from '../../src/forward/forwarder.ts';
 import { startGateway, type Gateway } from '../../src/gateway.ts';
 import { createLogger } from '../../src/log.ts';
 import { freshDatabase, type TestDatabase } from './engine.ts';
@@ -8,27 +10,33 @@ export interface TestGateway extends Gateway {
 }
 
 export interface TestGatewayOptions {
-  /** A database the caller owns (and drops); by default a fresh one is made and dropped on close. */
+  /** A database to share (several gateways, or a restart); by default a fresh one, dropped on close. */
   database?: TestDatabase;
+  role?: Role;
+  adminToken?: string;
+  forwarder?: Partial<ForwarderOptions>;
 }
 
 /** A real gateway on a real port and a fresh database of this project's engine. */
 export async function startTestGateway(config: object, options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const { database } = options;
-  const db = database ?? (await freshDatabase());
+  const db = options.database ?? (await freshDatabase());
   const gateway = await startGateway({
     config: parseConfig(JSON.stringify(config), 'test config').config,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.url,
+    role: options.role,
+    adminToken: options.adminToken,
+    // Tests wait for events, not for the production poll interval.
+    forwarder: { pollMs: 200, ...options.forwarder },
   });
   return {
     ...gateway,
     database: db,
     async close() {
       await gateway.close();
-      if (!database) await db.drop();
+      if (!options.database) await db.drop();
     },
   };
 }

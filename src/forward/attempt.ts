@@ -1,0 +1,64 @@
+import { sha256Hex } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { finishAttempt, renewLease, type ClaimedTask } from '../store/atomic.ts';
+import type { Db } from '../store/connect.ts';
+import { classifyLookup, classifySend } from './classify.ts';
+import { decide } from './decide.ts';
+import { exchange } from './exchange.ts';
+import type { Pools } from './pools.ts';
+import { lookupRequest, sendRequest } from './request.ts';
+import type { Route } from './routes.ts';
+
+export interface AttemptDeps {
+  db: Db;
+  pools: Pools;
+  owner: string;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * Runs one claimed send or lookup and records how it ended. The lease is renewed while the request is in
+ * flight, so a slow answer is never mistaken for a dead worker. If the finish cannot be written, the lease
+ * expires and the attempt is reconciled as an unknown outcome: nothing is lost, and nothing is guessed.
+ */
+export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptDeps): Promise<void> {
+  const { db, owner, logger } = deps;
+  const renewal = setInterval(() => {
+    renewLease(db, { taskId: task.id, owner, leaseMs: route.leaseMs }).then(
+      (held) => held || logger.warn({ task: task.id }, 'lease lost mid-attempt; the result will be recorded as superseded'),
+      (error: unknown) => logger.warn({ err: error, task: task.id }, 'lease renewal failed'),
+    );
+  }, Math.max(100, route.leaseMs / 3));
+  try {
+    const lookup = task.mode === 'lookup' ? route.config.lookup : undefined;
+    const outgoing = lookup === undefined ? sendRequest(task, route) : lookupRequest(task, route, lookup);
+    const started = performance.now();
+    // A lookup may live on another origin than the action: the pool is the request's own.
+    const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing);
+    const durationMs = performance.now() - started;
+    const verdict = (lookup === undefined ? classifySend : classifyLookup)(exchanged, route.config.referencePointer);
+    const decision = decide(verdict, task, route);
+    const kept = await finishAttempt(db, {
+      ...decision,
+      taskId: task.id,
+      attemptId: task.attemptId!,
+      owner,
+      durationMs,
+      class: verdict.class,
+      requestSha256: outgoing.body === null ? null : sha256Hex(outgoing.body),
+    });
+    deps.metrics.forwardAttempts.inc({ source: task.source, action: task.action, class: verdict.class });
+    deps.metrics.forwardSeconds.observe({ source: task.source, action: task.action, kind: task.mode }, durationMs / 1000);
+    if (kept) deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: decision.state });
+    logger.info(
+      { task: task.id, source: task.source, action: task.action, kind: task.mode, attempt: task.attempts, class: verdict.class, status: verdict.status, next: decision.state },
+      decision.decision,
+    );
+  } catch (error) {
+    logger.error({ err: error, task: task.id }, 'attempt could not be recorded; its lease will expire and it will be reconciled');
+  } finally {
+    clearInterval(renewal);
+  }
+}

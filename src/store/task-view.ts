@@ -1,0 +1,39 @@
+import { asc, eq } from 'drizzle-orm';
+import type { Db } from './connect.ts';
+import { attempts, operatorActions, tasks } from './schema.ts';
+
+/** A task as a person inspects it: its row (without the body bytes), its run ledger and every operator action. */
+export async function taskView(db: Db, id: string) {
+  const [task] = await db
+    .select({
+      id: tasks.id,
+      source: tasks.source,
+      action: tasks.action,
+      eventId: tasks.eventId,
+      topic: tasks.topic,
+      deliveryId: tasks.deliveryId,
+      state: tasks.state,
+      contentType: tasks.contentType,
+      bodySha256: tasks.bodySha256,
+      afterTaskId: tasks.afterTaskId,
+      replayOf: tasks.replayOf,
+      attempts: tasks.attempts,
+      lookups: tasks.lookups,
+      nextAttemptAt: tasks.nextAttemptAt,
+      firstAttemptAt: tasks.firstAttemptAt,
+      leaseOwner: tasks.leaseOwner,
+      leaseExpiresAt: tasks.leaseExpiresAt,
+      lastError: tasks.lastError,
+      resultReference: tasks.resultReference,
+      createdAt: tasks.createdAt,
+      updatedAt: tasks.updatedAt,
+    })
+    .from(tasks)
+    .where(eq(tasks.id, id));
+  if (!task) return null;
+  const [ledger, actions] = await Promise.all([
+    db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id)),
+    db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id)),
+  ]);
+  return { ...task, ledger, operatorActions: actions };
+}

@@ -1,0 +1,124 @@
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.ts';
+import { Forwarder } from '../../src/forward/forwarder.ts';
+import { Routes } from '../../src/forward/routes.ts';
+import { createLogger } from '../../src/log.ts';
+import { createMetrics } from '../../src/metrics.ts';
+import { claimTasks, finishAttempt, reclaimExpiredLeases, renewLease } from '../../src/store/atomic.ts';
+import { tasks } from '../../src/store/schema.ts';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { startDownstream, type Downstream } from '../support/downstream.ts';
+import { ledger, task, taskIn } from '../support/forwarding.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+/** The web role only: these tests play the dead worker themselves, then start a live one. */
+let gateway: TestGateway;
+let downstream: Downstream;
+let config: ReturnType<typeof parseConfig>['config'];
+
+beforeAll(async () => {
+  downstream = await startDownstream();
+  const raw = shopConfig({
+    plain: { url: `${downstream.url}/plain`, topics: ['plain'], timeoutMs: 300 },
+    keyed: { url: `${downstream.url}/keyed`, topics: ['keyed'], idempotency: 'key', timeoutMs: 300 },
+  });
+  config = parseConfig(JSON.stringify(raw), 'test').config;
+  gateway = await startTestGateway(raw, { role: 'web' });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await downstream?.close();
+});
+
+const db = () => gateway.store.db;
+const GRACE_MS = 100;
+const routes = () => new Routes(config, GRACE_MS).forClaim;
+
+async function deliver(topic: string): Promise<string> {
+  const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${topic}-${Math.random()}`, topic }));
+  return answer.json.tasks[0].id;
+}
+
+/** Claims the task as a worker that then dies: the claim and its ledger row are all it leaves. */
+async function claimAndDie(id: string) {
+  const claimed = await claimTasks(db(), { owner: 'dead-worker', routes: routes(), limit: 10 });
+  expect(claimed.map((t) => t.id)).toEqual([id]);
+  return claimed[0]!;
+}
+
+function liveWorker() {
+  return new Forwarder(
+    { config, store: gateway.store, logger: createLogger('silent'), metrics: createMetrics() },
+    { pollMs: 50, leaseGraceMs: GRACE_MS },
+  );
+}
+
+describe('leases', () => {
+  it('a worker that died mid-attempt: its lease is reclaimed as an unknown outcome, never blindly resent', async () => {
+    const plain = await deliver('plain');
+    await claimAndDie(plain);
+    const keyed = await deliver('keyed');
+    await claimAndDie(keyed);
+
+    const worker = liveWorker();
+    await worker.start();
+    try {
+      const held = await taskIn(db(), plain, 'needs_review');
+      expect(held.lastError).toMatch(/no idempotency key and has no lookup/);
+      expect((await ledger(db(), plain)).map((r) => [r.class, r.decision])).toEqual([['lease_expired', 'outcome_unknown']]);
+      expect(downstream.requests('/plain')).toHaveLength(0);
+
+      // With a key still kept downstream, the same key and bytes go again as attempt 2.
+      await taskIn(db(), keyed, 'succeeded');
+      expect(downstream.requests('/keyed').map((r) => [r.headers['idempotency-key'], r.headers['oncehook-attempt']])).toEqual([[keyed, '2']]);
+      expect((await ledger(db(), keyed)).map((r) => [r.number, r.class])).toEqual([
+        [1, 'lease_expired'],
+        [2, 'success'],
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a renewed lease moves forward in database time; a lease held by another worker is not renewed', async () => {
+    const id = await deliver('plain');
+    await claimAndDie(id);
+    const before = (await task(db(), id)).leaseExpiresAt!;
+    expect(await renewLease(db(), { taskId: id, owner: 'dead-worker', leaseMs: 60_000 })).toBe(true);
+    expect((await task(db(), id)).leaseExpiresAt!.getTime()).toBeGreaterThan(before.getTime() + 50_000);
+    expect(await renewLease(db(), { taskId: id, owner: 'someone-else', leaseMs: 60_000 })).toBe(false);
+    await db().update(tasks).set({ state: 'cancelled', leaseOwner: null }).where(eq(tasks.id, id));
+  });
+
+  it('a result that comes back after its lease was reclaimed is kept in the ledger as superseded', async () => {
+    const id = await deliver('plain');
+    const claimed = await claimAndDie(id);
+    // Injected: the lease runs out while the request is still in flight.
+    await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
+    expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
+
+    const kept = await finishAttempt(db(), {
+      taskId: id,
+      attemptId: claimed.attemptId!,
+      owner: 'dead-worker',
+      status: 201,
+      durationMs: 5,
+      class: 'success',
+      error: null,
+      reference: 'late-ref',
+      requestSha256: null,
+      decision: 'succeeded',
+      state: 'succeeded',
+      delayMs: 0,
+      notBefore: null,
+      destination: null,
+    });
+    expect(kept).toBe(false);
+    expect((await task(db(), id)).state).toBe('outcome_unknown');
+    const [row] = await ledger(db(), id);
+    expect(row).toMatchObject({ class: 'success', reference: 'late-ref' });
+    expect(row!.decision).toMatch(/superseded/);
+    await db().update(tasks).set({ state: 'cancelled' }).where(eq(tasks.id, id));
+  });
+});

@@ -1,0 +1,71 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { receiptId, sha256Hex, taskId } from '../../src/ids.ts';
+import { recordDeliveries, type ReceiptInput } from '../../src/store/atomic.ts';
+import { freshStore, type TestStore } from '../support/engine.ts';
+
+let t: TestStore;
+beforeAll(async () => {
+  t = await freshStore();
+});
+afterAll(async () => t?.close());
+
+function receipt(deliveryId: string, eventId: string, taskKey = eventId): ReceiptInput {
+  const body = new TextEncoder().encode(JSON.stringify({ eventId }));
+  return {
+    id: receiptId(),
+    source: 'shop',
+    deliveryId,
+    eventId,
+    topic: 'orders/create',
+    occurredAt: null,
+    headers: {},
+    contentType: 'application/json',
+    body,
+    bodySha256: sha256Hex(body),
+    tasks: [{ id: taskId('shop', taskKey, 'crm'), action: 'crm', state: 'pending', afterTaskId: null }],
+  };
+}
+
+describe('recordDeliveries (group commit)', () => {
+  it('decides a batch exactly as one-by-one, in arrival order, including repeats inside the batch', async () => {
+    const first = receipt('b-d1', 'b-e1');
+    const batch = [
+      first,
+      { ...receipt('b-d1', 'b-e1'), id: receiptId() },
+      receipt('b-d2', 'b-e1'),
+      receipt('b-d3', 'b-e3', 'b-e1'),
+      receipt('b-d4', 'b-e4'),
+    ];
+    const recorded = await recordDeliveries(t.store.db, batch);
+    expect(recorded.map((r) => r.decision)).toEqual([
+      'accepted',
+      'duplicate_delivery',
+      'duplicate_event',
+      'duplicate_task',
+      'accepted',
+    ]);
+    for (const r of recorded.slice(1, 4)) {
+      expect(r.decision !== 'accepted' && r.firstSeen.id).toBe(first.id);
+    }
+    const again = await recordDeliveries(t.store.db, [receipt('b-d4', 'b-e4'), receipt('b-d5', 'b-e1')]);
+    expect(again.map((r) => r.decision)).toEqual(['duplicate_delivery', 'duplicate_event']);
+    expect(again[1]!.decision !== 'accepted' && again[1]!.firstSeen.id).toBe(first.id);
+  });
+
+  it('many concurrent batches over overlapping keys: one accepted per event, no deadlock, nothing half-written', async () => {
+    const events = Array.from({ length: 20 }, (_, i) => `c-e${i}`);
+    const batches = Array.from({ length: 12 }, (_, b) =>
+      // Each batch holds every event, under its own delivery IDs and in its own order.
+      [...events].sort(() => (b % 2 === 0 ? 1 : -1)).map((eventId) => receipt(`c-${b}-${eventId}`, eventId)),
+    );
+    const results = (await Promise.all(batches.map((batch) => recordDeliveries(t.store.db, batch)))).flat();
+    expect(results.filter((r) => r.decision === 'accepted')).toHaveLength(events.length);
+    expect(results.filter((r) => r.decision === 'duplicate_event')).toHaveLength(events.length * 11);
+    const result = (await t.store.db.execute(
+      sql`select count(*)::int as n from tasks where event_id like 'c-e%'`,
+    )) as unknown as { n: number }[] | { rows: { n: number }[] };
+    const [row] = Array.isArray(result) ? result : result.rows;
+    expect(row!.n).toBe(events.length);
+  });
+});

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { classifyLookup, classifySend } from '../../../src/forward/classify.ts';
+import type { Exchange } from '../../../src/forward/exchange.ts';
+
+const answer = (status: number, headers: Record<string, string> = {}, body = ''): Exchange => ({
+  kind: 'answer',
+  answer: { status, statusText: '', headers, body: Buffer.from(body) },
+});
+const failure = (written: boolean, timedOut = false): Exchange => ({
+  kind: 'failure',
+  written,
+  timedOut,
+  error: Object.assign(new Error('boom'), { code: 'ECONNRESET' }),
+});
+
+describe('classifySend: each kind of outcome has its own answer', () => {
+  it.each([
+    [200, 'success'],
+    [201, 'success'],
+    [408, 'retryable'],
+    [409, 'retryable'],
+    [425, 'retryable'],
+    [429, 'retryable'],
+    [500, 'retryable'],
+    [502, 'retryable'],
+    [503, 'retryable'],
+    [504, 'retryable'],
+    [400, 'rejected'],
+    [404, 'rejected'],
+    [410, 'rejected'],
+    [422, 'rejected'],
+    [501, 'rejected'],
+    [301, 'rejected'],
+    [401, 'refused'],
+    [403, 'refused'],
+  ])('%i → %s', (status, expected) => {
+    expect(classifySend(answer(status), undefined).class).toBe(expected);
+  });
+
+  it('cools the destination down on 429 and 503 only', () => {
+    expect(classifySend(answer(429), undefined)).toMatchObject({ coolDown: true });
+    expect(classifySend(answer(503), undefined)).toMatchObject({ coolDown: true });
+    expect(classifySend(answer(500), undefined)).toMatchObject({ coolDown: false });
+  });
+
+  it('the reference: the JSON pointer, else Location, else the status line', () => {
+    const created = answer(201, { location: '/tasks/9' }, '{"data":{"id":42}}');
+    expect(classifySend(created, '/data/id')).toMatchObject({ reference: '42' });
+    expect(classifySend(created, '/missing')).toMatchObject({ reference: '/tasks/9' });
+    expect(classifySend(answer(204), undefined)).toMatchObject({ reference: '204' });
+  });
+
+  it('a failure before the request was written is not sent; after, the outcome is unknown', () => {
+    expect(classifySend(failure(false), undefined).class).toBe('not_sent');
+    expect(classifySend(failure(true), undefined)).toMatchObject({ class: 'unknown', error: expect.stringMatching(/connection lost/) });
+    expect(classifySend(failure(true, true), undefined)).toMatchObject({ class: 'unknown', error: expect.stringMatching(/timed out/) });
+  });
+});
+
+describe('classifyLookup: yes, no, or nothing known', () => {
+  it('2xx found, 404 absent, anything else unanswered', () => {
+    expect(classifyLookup(answer(200), undefined).class).toBe('lookup_found');
+    expect(classifyLookup(answer(404), undefined).class).toBe('lookup_absent');
+    expect(classifyLookup(answer(500), undefined).class).toBe('lookup_unanswered');
+    expect(classifyLookup(answer(410), undefined).class).toBe('lookup_unanswered');
+    expect(classifyLookup(failure(true, true), undefined).class).toBe('lookup_unanswered');
+  });
+});
