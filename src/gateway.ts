@@ -7,6 +7,7 @@ import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
+import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
 
@@ -21,6 +22,7 @@ export interface GatewayOptions {
   role?: Role;
   adminToken?: string | undefined;
   forwarder?: Partial<ForwarderOptions>;
+  retention?: PurgerOptions;
 }
 
 export interface Gateway {
@@ -32,6 +34,7 @@ export interface Gateway {
 /** Opens the store, migrates it, and serves. Used by `oncehook serve` and by the tests that run it in-process. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
+  const role = options.role ?? 'all';
   const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir });
   try {
     await migrate(store, options.databaseUrl);
@@ -42,7 +45,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const adapters = new Map<string, Adapter>(
     Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
   );
-  const role = options.role ?? 'all';
   const metrics = createMetrics();
   const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken });
 
@@ -53,9 +55,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     started.once('error', reject);
   });
   let forwarder: Forwarder | null = null;
+  let purger: Purger | null = null;
   try {
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
     await forwarder?.start();
+    purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
   } catch (error) {
     server.close();
     await store.close();
@@ -73,6 +77,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     url,
     store,
     async close() {
+      await purger?.stop();
       await forwarder?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

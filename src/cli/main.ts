@@ -51,6 +51,12 @@ program
   )
   .action(async (options: { config: string; port: number; host: string; role: Role; leaseGraceMs: number }) => {
     const logger = createLogger();
+    if (options.role !== 'all' && !process.env.DATABASE_URL) {
+      // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.
+      program.error(`--role ${options.role} shares work with other processes only through PostgreSQL: set DATABASE_URL`, {
+        exitCode: 2,
+      });
+    }
     const { config, defaulted } = loadConfig(options.config);
     if (defaulted.length > 0) {
       logger.warn({ variables: defaulted }, `unset, using the defaults written in ${options.config}: set them in production`);
