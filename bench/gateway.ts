@@ -1,0 +1,102 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnProcess, type Child } from './children.ts';
+import type { Cleanup } from './cleanup.ts';
+import { BENCH_SECRET, SOURCE } from './deliveries.ts';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(REPO, 'bin', 'oncehook.js');
+
+export type Role = 'web' | 'worker' | 'all';
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly child: Child;
+  /** The role it really runs: `all` when the CLI cannot be told another. */
+  readonly role: Role;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+let roleSupport: boolean | undefined;
+
+/** Whether this checkout's `oncehook serve` takes `--role` (it is being added while this bench is written). */
+export function cliHasRole(): boolean {
+  roleSupport ??= execFileSync(process.execPath, [BIN, 'serve', '--help'], { cwd: REPO, encoding: 'utf8' }).includes('--role');
+  return roleSupport;
+}
+
+/**
+ * The config every bench gateway runs: one Shopify source signed with the bench's secret and one keyed
+ * action on the local downstream. `maxInFlight` is raised past the storm's 1000 so the storm measures
+ * deduplication; at the default 256 admission control would answer most of it 503 before it reached the database.
+ */
+export function writeConfig(dir: string, downstreamOrigin: string): string {
+  const file = join(dir, 'oncehook.bench.json');
+  const config = {
+    sources: {
+      [SOURCE]: {
+        adapter: 'shopify',
+        secrets: [BENCH_SECRET],
+        actions: { crm: { url: `${downstreamOrigin}/crm`, idempotency: 'key' } },
+      },
+    },
+    limits: { maxInFlight: 2048 },
+  };
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+/**
+ * Starts the real binary — `node bin/oncehook.js serve` — on a free port. Its log goes to a file, not to a
+ * pipe this process would have to drain: a slow reader must never stall the gateway it measures.
+ */
+export async function startGateway(options: {
+  name: string;
+  configFile: string;
+  databaseUrl: string;
+  role: Role;
+  logFile: string;
+  logLevel: string;
+  /** Where Node writes the gateway's CPU profile when it exits; none when unset. */
+  profileDir?: string | null;
+  cleanup: Cleanup;
+}): Promise<RunningGateway> {
+  const role: Role = cliHasRole() ? options.role : 'all';
+  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+  const args = [...profile, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', options.configFile];
+  if (cliHasRole()) args.push('--role', role);
+  // The gateway runs as the bench says, whatever ONCEHOOK_* settings the shell that started the bench has.
+  const scrubbed = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('ONCEHOOK_')).map((k) => [k, undefined]));
+  const log = openSync(options.logFile, 'a');
+  let child: Child;
+  try {
+    child = spawnProcess(options.name, process.execPath, args, options.cleanup, {
+      cwd: REPO,
+      env: { ...scrubbed, DATABASE_URL: options.databaseUrl, LOG_LEVEL: options.logLevel, PORT: undefined },
+      stdio: ['ignore', log, log],
+    });
+  } finally {
+    closeSync(log);
+  }
+  const url = await listeningUrl(child, options.logFile);
+  return { url, child, role, logFile: options.logFile, stop: () => child.stop(10_000) };
+}
+
+async function listeningUrl(child: Child, logFile: string): Promise<string> {
+  const deadline = performance.now() + 30_000;
+  let gone = false;
+  void child.exited.then(() => (gone = true));
+  for (;;) {
+    const log = readFileSync(logFile, 'utf8');
+    const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
+    if (match) return match[1]!;
+    if (gone || performance.now() > deadline) {
+      await child.stop();
+      throw new Error(`${child.name} ${gone ? 'exited' : 'did not listen within 30 s'}; its log:\n${log.slice(-3000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

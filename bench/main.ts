@@ -1,0 +1,105 @@
+/**
+ * `npm run bench`: oncehook beside its ceilings, measured in one run on one machine, because on a shared
+ * two-core box absolute figures drift from run to run while ratios measured side by side hold (issue 6).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Cleanup } from './cleanup.ts';
+import { cliHasRole } from './gateway.ts';
+import { parseOptions, type PhaseName } from './options.ts';
+import type { Context, Results } from './phases/context.ts';
+import { runForward } from './phases/forward.ts';
+import { runHttp } from './phases/http.ts';
+import { runIngest } from './phases/ingest.ts';
+import { runPgBoss } from './phases/pgboss.ts';
+import { runPgbench, runPgbenchNotify } from './phases/pgbench.ts';
+import { runSoak } from './phases/soak.ts';
+import { runStorm } from './phases/storm.ts';
+import { dropLeftovers, serverSettings } from './postgres.ts';
+import { renderReport, writeJson, type Environment } from './report.ts';
+
+const RESULTS = fileURLToPath(new URL('./results', import.meta.url));
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
+  pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
+  'pgbench-notify': { title: "(a') the same, plus ingest's pg_notify in each transaction", run: runPgbenchNotify },
+  http: { title: '(b) HTTP ceiling: bare Hono echo', run: runHttp },
+  ingest: { title: '(d) oncehook ingest: signed Shopify deliveries', run: runIngest },
+  storm: { title: 'duplicate storm', run: runStorm },
+  pgboss: { title: '(c) pg-boss: send, then work and forward', run: runPgBoss },
+  forward: { title: '(d) oncehook forwarding', run: runForward },
+  soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },
+};
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv);
+  const cleanup = new Cleanup();
+  cleanup.onSignals();
+  try {
+    const tmpDir = mkdtempSync(join(tmpdir(), 'oncehook-bench-'));
+    cleanup.add(`remove ${tmpDir}`, () => rmSync(tmpDir, { recursive: true, force: true }));
+    const leftovers = await dropLeftovers(options.pgUrl);
+    const env: Environment = {
+      startedAt: new Date().toISOString(),
+      node: process.version,
+      cores: availableParallelism(),
+      commit: `${git(['rev-parse', '--short', 'HEAD']) || 'unknown'}${git(['status', '--porcelain']) ? ' + uncommitted changes' : ''}`,
+      postgres: await serverSettings(options.pgUrl),
+      notes: [],
+    };
+    if (leftovers.length) env.notes.push(`dropped databases left by killed runs: ${leftovers.join(', ')}`);
+    if (!cliHasRole() && options.phases.some((p) => ['ingest', 'storm', 'soak'].includes(p))) {
+      env.notes.push('`oncehook serve` has no --role: ingest, storm and soak ran plain `serve`, with its forwarder (if built) beside ingest');
+    }
+
+    const profileDir = options.cpuProf ? join(RESULTS, `${env.startedAt.replace(/[:.]/g, '-')}-profiles`) : null;
+    const results: Results = {};
+    const failures: string[] = [];
+    for (const name of options.phases) {
+      if (cleanup.interrupted) break;
+      const phase = PHASES[name];
+      console.log(`\n▶ ${phase.title}`);
+      const started = performance.now();
+      const ctx: Context = { options, cleanup, tmpDir, profileDir, say: (line) => console.log(`  [${name}] ${line}`) };
+      try {
+        (results as Record<string, unknown>)[name] = await phase.run(ctx);
+        console.log(`  [${name}] done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      } catch (error) {
+        if (cleanup.interrupted) break;
+        // One phase failing still leaves the others' figures worth reading; the exit code says it failed.
+        failures.push(`${name}: ${(error as Error).message}`);
+        console.error(`  [${name}] FAILED: ${(error as Error).stack ?? String(error)}`);
+      }
+    }
+    // Interrupted: the signal handler is cleaning up and will exit; a report of a cut-short run would mislead.
+    if (cleanup.interrupted) return new Promise<number>(() => {});
+    env.notes.push(...failures.map((f) => `phase failed: ${f.split('\n')[0]}`));
+    if (results.forward && !results.forward.measured) console.log(`\nforwarding: not measured (${results.forward.reason})`);
+    console.log(renderReport(env, options, results));
+    if (options.json) console.log(`figures written to ${writeJson(RESULTS, env, options, results)}`);
+    if (profileDir) console.log(`gateway CPU profiles (open in Chrome DevTools) in ${profileDir}`);
+    return failures.length ? 1 : 0;
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,100 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+
+/** Every phase, in the order a full run takes them. */
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward', 'soak'] as const;
+export type PhaseName = (typeof PHASES)[number];
+
+export interface BenchOptions {
+  concurrency: number;
+  /** Seconds each phase measures, after its warm-up. */
+  duration: number;
+  warmup: number;
+  duplicates: number;
+  phases: PhaseName[];
+  soakSeconds: number;
+  json: boolean;
+  cpuProf: boolean;
+  pgUrl: string;
+  bodyBytes: number;
+  stormSize: number;
+  bossBatchSize: number;
+  bossWorkers: number;
+  presignRate: number;
+  gatewayLogLevel: string;
+  seed: number;
+}
+
+const number = (what: string, test: (n: number) => boolean) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || !test(n)) throw new InvalidArgumentError(what);
+  return n;
+};
+const positiveInt = number('a positive integer', (n) => Number.isInteger(n) && n > 0);
+
+function phaseList(value: string): PhaseName[] {
+  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(PHASES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new InvalidArgumentError(`phases are ${PHASES.join(', ')}; got ${unknown.join(', ') || 'none'}`);
+  }
+  return names as PhaseName[];
+}
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const program = new Command('npm run bench --')
+    .description(
+      'Measures oncehook beside its ceilings in one run: pgbench (the durable-commit ceiling), a bare Hono echo ' +
+        '(the HTTP ceiling), oncehook ingest, a duplicate storm, pg-boss and oncehook forwarding; prints the ratios.',
+    )
+    .addOption(new Option('--concurrency <n>', 'clients at once, in every phase').default(32).argParser(positiveInt))
+    .addOption(new Option('--duration <seconds>', 'measured seconds per phase').default(15).argParser(positiveInt))
+    .addOption(
+      new Option('--warmup <seconds>', 'unmeasured seconds before each load phase')
+        .default(2)
+        .argParser(number('seconds ≥ 0', (n) => n >= 0)),
+    )
+    .addOption(
+      new Option('--duplicates <share>', 'share of deliveries that are exact replays of earlier ones')
+        .default(0.1)
+        .argParser(number('a share from 0 to 1', (n) => n >= 0 && n < 1)),
+    )
+    .addOption(new Option('--only <phases>', `comma-separated, from: ${PHASES.join(', ')}`).argParser(phaseList))
+    .addOption(new Option('--soak', 'also run the soak: ingest load for 5 minutes, reporting RSS drift'))
+    .addOption(
+      new Option('--soak-seconds <seconds>', 'length of the soak').default(300).argParser(positiveInt),
+    )
+    .addOption(new Option('--json', 'also write the figures to bench/results/<timestamp>.json'))
+    .addOption(new Option('--cpu-prof', 'profile every gateway; profiles go to bench/results/<timestamp>-profiles/'))
+    .addOption(
+      new Option('--pg-url <url>', 'the PostgreSQL server; the bench creates and drops its own databases there')
+        .env('ONCEHOOK_BENCH_PG')
+        .default('postgres://postgres@127.0.0.1:5432/postgres'),
+    )
+    .addOption(new Option('--body-bytes <n>', 'size of each delivery body').default(500).argParser(positiveInt))
+    .addOption(new Option('--storm-size <n>', 'identical deliveries in the storm').default(1000).argParser(positiveInt))
+    .addOption(new Option('--boss-batch-size <n>', 'pg-boss jobs fetched per worker poll').default(2000).argParser(positiveInt))
+    .addOption(new Option('--boss-workers <n>', 'pg-boss workers in its process').default(4).argParser(positiveInt))
+    .addOption(
+      new Option('--presign-rate <n>', 'deliveries signed ahead per measured second; more are signed on the fly')
+        .default(15_000)
+        .argParser(positiveInt),
+    )
+    .addOption(
+      new Option('--gateway-log-level <level>', "the gateway's LOG_LEVEL (info logs a line per delivery, as deployed)")
+        .default('info')
+        .choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+    )
+    .addOption(new Option('--seed <n>', 'seed of the duplicate mix').default(1).argParser(positiveInt))
+    .showHelpAfterError();
+  program.parse(argv);
+  const o = program.opts<Omit<BenchOptions, 'phases'> & { only?: PhaseName[]; soak?: boolean }>();
+  const chosen = o.only ?? PHASES.filter((p) => p !== 'soak' || o.soak);
+  if (o.soak && !chosen.includes('soak')) chosen.push('soak');
+  return {
+    ...o,
+    json: Boolean(o.json),
+    cpuProf: Boolean(o.cpuProf),
+    // Run in the canonical order whatever order --only named them: later ratios read earlier figures.
+    phases: PHASES.filter((p) => chosen.includes(p)),
+  };
+}

@@ -1,0 +1,112 @@
+import type { Cleanup } from '../cleanup.ts';
+import type { LatencySummary } from '../histogram.ts';
+import type { LoadResult } from '../load/protocol.ts';
+import type { Progress } from '../load/run.ts';
+import type { BenchOptions } from '../options.ts';
+import type { CpuShares } from '../proc.ts';
+
+export interface Context {
+  readonly options: BenchOptions;
+  readonly cleanup: Cleanup;
+  /** A temporary directory for configs, scripts and logs, removed at the end. */
+  readonly tmpDir: string;
+  /** Where gateways write CPU profiles (`--cpu-prof`), or null. */
+  readonly profileDir: string | null;
+  /** Prints one progress line of the running phase. */
+  say(line: string): void;
+}
+
+/** A progress line from the load generator, in one format for every phase. */
+export function progressLine(p: Progress): string {
+  // An interval in which nothing was answered has no p99 (NaN arrives over IPC as null): say so.
+  const p99 = typeof p.p99Ms === 'number' && Number.isFinite(p.p99Ms) ? `${p.p99Ms.toFixed(1)} ms` : 'n/a (nothing answered)';
+  return `${(p.elapsedMs / 1000).toFixed(0).padStart(4)} s  ${Math.round(p.perSecond).toLocaleString('en-US').padStart(7)}/s  p99 ${p99}  errors ${p.errors}`;
+}
+
+export interface PgbenchResult {
+  tps: number;
+  transactions: number;
+  failed: number;
+  /** Rows in `tasks` afterwards: equal to `transactions` when every key was new, as intended. */
+  rowsInserted: number;
+  latencyMs: LatencySummary | null;
+  command: string;
+}
+
+export interface HttpResult {
+  load: LoadResult;
+  serverCpu: number | null;
+}
+
+export interface GatewayFigures {
+  /** The role the gateway really ran; `all` means its forwarder ran beside ingest. */
+  role: string;
+  peakRssBytes: number | null;
+  cpu: CpuShares | null;
+}
+
+export interface IngestResult extends GatewayFigures {
+  load: LoadResult;
+  /** Whether every new delivery was `accepted` and every replay a `duplicate_delivery`, and the rows agree. */
+  decisionsAsExpected: boolean;
+  tasksInDatabase: number;
+}
+
+export interface StormResult extends GatewayFigures {
+  load: LoadResult;
+  exactlyOneAccepted: boolean;
+  tasksForTheEvent: number;
+}
+
+export interface DrainResult {
+  backlog: number;
+  completed: number;
+  /** From the first request the downstream received to the moment the last completion was seen. */
+  elapsedMs: number;
+  perSecond: number;
+  drained: boolean;
+  downstreamReceived: number;
+}
+
+export interface IdleLatency {
+  samplesMs: number[];
+  p50: number;
+  max: number;
+}
+
+export interface PgBossResult {
+  version: string;
+  settings: { batchSize: number; workers: number; pollingIntervalSeconds: number; poolMax: number };
+  send: { perSecond: number; latencyMs: LatencySummary; errors: number };
+  work: DrainResult;
+  /** Null when the backlog never finished, so the queue was never idle. */
+  idleFirstForward: IdleLatency | null;
+}
+
+export type ForwardResult =
+  | { measured: false; reason: string }
+  | { measured: true; fill: LoadResult; work: DrainResult; idleFirstForward: IdleLatency | null; peakRssBytes: number | null };
+
+export interface SoakResult {
+  load: LoadResult;
+  samples: Array<{ atSeconds: number; rssBytes: number }>;
+  /** Median RSS over the second fifth of the soak, once warm. */
+  baselineRssBytes: number;
+  /** Median RSS over the last fifth. */
+  finalRssBytes: number;
+  /** (final − baseline) ÷ baseline. */
+  growth: number;
+  peakRssBytes: number | null;
+}
+
+export interface Results {
+  pgbench?: PgbenchResult;
+  /** (a) with ingest's pg_notify in each transaction. */
+  'pgbench-notify'?: PgbenchResult;
+  http?: HttpResult;
+  ingest?: IngestResult;
+  storm?: StormResult;
+  pgboss?: PgBossResult;
+  forward?: ForwardResult;
+  soak?: SoakResult;
+}

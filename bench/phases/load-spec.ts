@@ -1,0 +1,26 @@
+import type { ClosedLoopSpec } from '../load/protocol.ts';
+import type { Context } from './context.ts';
+
+/** The closed loop every load phase drives, from the run's options; a phase overrides what differs. */
+export function closedLoop(ctx: Context, target: { label: string; origin: string }, overrides: Partial<ClosedLoopSpec> = {}): ClosedLoopSpec {
+  const { options } = ctx;
+  const durationMs = options.duration * 1000;
+  return {
+    kind: 'closed',
+    label: target.label,
+    origin: target.origin,
+    path: '/in/shop',
+    concurrency: options.concurrency,
+    warmupMs: options.warmup * 1000,
+    durationMs,
+    duplicates: options.duplicates,
+    presign: Math.ceil((options.presignRate * (durationMs + options.warmup * 1000)) / 1000),
+    cycle: false,
+    bodyBytes: options.bodyBytes,
+    // Unique per run and phase, so a phase never replays another's deliveries by accident.
+    runId: `${target.label}-${process.pid}-${Date.now().toString(36)}`,
+    seed: options.seed,
+    progressMs: 2000,
+    ...overrides,
+  };
+}

@@ -1,0 +1,161 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LatencySummary } from './histogram.ts';
+import type { BenchOptions } from './options.ts';
+import type { CpuShares } from './proc.ts';
+import type { IdleLatency, Results } from './phases/context.ts';
+
+export interface Environment {
+  startedAt: string;
+  node: string;
+  cores: number;
+  commit: string;
+  postgres: Record<string, string>;
+  notes: string[];
+}
+
+export interface Ratio {
+  name: string;
+  value: number | null;
+  unit: 'x' | 'ms' | '%';
+  /** The issue's target, when it sets one. */
+  target: { op: '≥' | '≤' | '<'; value: number } | null;
+}
+
+/** The ratios issue 6 asks for, from figures measured side by side in this run. */
+export function ratios(r: Results): Ratio[] {
+  const ingest = r.ingest?.load.acceptedPerSecond ?? null;
+  const forwarded = r.forward?.measured ? r.forward.work.perSecond : null;
+  const div = (a: number | null, b: number | null | undefined) => (a !== null && b ? a / b : null);
+  return [
+    { name: 'ingest (accepted/s) ÷ (a) pgbench tps', value: div(ingest, r.pgbench?.tps), unit: 'x', target: { op: '≥', value: 1 } },
+    { name: "ingest (accepted/s) ÷ (a') pgbench + pg_notify", value: div(ingest, r['pgbench-notify']?.tps), unit: 'x', target: null },
+    { name: 'ingest p99 ack', value: r.ingest?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '≤', value: 50 } },
+    { name: 'ingest (answered/s) ÷ (b) bare Hono', value: div(r.ingest?.load.perSecond ?? null, r.http?.load.perSecond), unit: 'x', target: null },
+    { name: 'forwarding ÷ (c) pg-boss work-and-forward', value: div(forwarded, r.pgboss?.work.perSecond), unit: 'x', target: { op: '≥', value: 3 } },
+    { name: 'storm p99', value: r.storm?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '<', value: 200 } },
+    { name: 'soak RSS growth', value: r.soak ? r.soak.growth * 100 : null, unit: '%', target: { op: '<', value: 10 } },
+  ];
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+const mib = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
+const pct = (share: number | null | undefined) => (share === null || share === undefined ? 'n/a' : `${(share * 100).toFixed(0)} %`);
+const lat = (l: LatencySummary | null, withTail = false) =>
+  l ? `p50 ${ms(l.p50)} ms  p99 ${ms(l.p99)} ms${withTail ? `  p99.9 ${ms(l.p999)} ms  max ${ms(l.max)} ms` : ''}` : '';
+const cpuLine = (c: CpuShares | null) =>
+  c ? `CPU: gateway ${pct(c.processes.gateway)} of a core, postgres ${pct(c.postgres)} of a core, machine ${pct(c.machine)} of ${c.cores} cores` : '';
+
+const idle = (l: IdleLatency | null) =>
+  l ? `idle first-forward p50 ${ms(l.p50)} ms, max ${ms(l.max)} ms (${l.samplesMs.length} probes)` : 'idle first-forward: not measured (the backlog never finished)';
+
+function met(r: Ratio): string {
+  if (r.value === null || r.target === null) return '';
+  const { op, value } = r.target;
+  const ok = op === '≥' ? r.value >= value : op === '≤' ? r.value <= value : r.value < value;
+  return ok ? 'met' : 'not met';
+}
+
+function formatRatio(r: Ratio): [string, string, string, string] {
+  const show = (v: number) => (r.unit === 'x' ? `${v.toFixed(2)}×` : r.unit === 'ms' ? `${ms(v)} ms` : `${v.toFixed(1)} %`);
+  const target = r.target ? `${r.target.op} ${r.unit === 'x' ? `${r.target.value}×` : `${r.target.value} ${r.unit}`}` : '—';
+  return [r.name, r.value === null ? 'n/a' : show(r.value), target, met(r)];
+}
+
+/** Rows of the figures table: phase, headline figure, details on continuation lines. */
+function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[]]> {
+  const rows: Array<[string, string, string[]]> = [];
+  for (const [label, p] of [['(a) pgbench ceiling', r.pgbench], ["(a') pgbench + pg_notify", r['pgbench-notify']]] as const) {
+    if (!p) continue;
+    const keys = p.rowsInserted === p.transactions ? 'every key new' : `only ${int(p.rowsInserted)} rows for ${int(p.transactions)} transactions`;
+    rows.push([label, `${int(p.tps)} tps`, [`${lat(p.latencyMs, true)}`, `failed ${p.failed}, ${keys}`]]);
+  }
+  if (r.http) {
+    const h = r.http;
+    rows.push(['(b) HTTP ceiling (bare Hono)', `${int(h.load.perSecond)} req/s`, [
+      lat(h.load.latencyMs, true),
+      `errors ${h.load.errors}; CPU: server ${pct(h.serverCpu)} of a core, load generator ${pct(h.load.generatorCpu)}`,
+    ]]);
+  }
+  if (r.ingest) {
+    const i = r.ingest;
+    rows.push(['(d) oncehook ingest', `${int(i.load.acceptedPerSecond)} accepted/s`, [
+      `${int(i.load.perSecond)} answered/s (${int(i.load.sent.duplicates)} of ${int(i.load.sent.unique + i.load.sent.duplicates)} sent were replays)`,
+      `ack ${lat(i.load.latencyMs, true)}`,
+      `errors ${i.load.errors}${i.load.firstError ? ` (first: ${i.load.firstError.slice(0, 80)})` : ''}; decisions as expected: ${i.decisionsAsExpected ? 'yes' : 'NO'} ${JSON.stringify(i.load.decisions)}`,
+      `peak RSS ${mib(i.peakRssBytes)}; role ${i.role}${i.role === 'all' ? ' (no --role: plain serve)' : ''}`,
+      `${cpuLine(i.cpu)}, load generator ${pct(i.load.generatorCpu)}`,
+      ...(i.load.signedDuringRun ? [`${int(i.load.signedDuringRun)} deliveries were signed during timing (raise --presign-rate)`] : []),
+    ]]);
+  }
+  if (r.storm) {
+    const s = r.storm;
+    rows.push([`storm (${o.stormSize} identical at once)`, `p99 ${ms(s.load.latencyMs.p99)} ms`, [
+      `exactly one accepted: ${s.exactlyOneAccepted ? 'yes' : 'NO'} ${JSON.stringify(s.load.decisions)}, statuses ${JSON.stringify(s.load.statuses)}`,
+      `${lat(s.load.latencyMs, true)}; all answered in ${ms(s.load.windowMs)} ms; peak RSS ${mib(s.peakRssBytes)}`,
+    ]]);
+  }
+  if (r.pgboss) {
+    const b = r.pgboss;
+    rows.push([`(c) pg-boss ${b.version}`, `${int(b.work.perSecond)} forwarded/s`, [
+      `send ${int(b.send.perSecond)}/s (${lat(b.send.latencyMs)}, errors ${b.send.errors})`,
+      `work and forward: ${int(b.work.completed)} of ${int(b.work.backlog)} jobs done in ${(b.work.elapsedMs / 1000).toFixed(1)} s${b.work.drained ? '' : ' (not drained)'}`,
+      idle(b.idleFirstForward),
+      `tuning: batchSize ${b.settings.batchSize}, ${b.settings.workers} workers, polling ${b.settings.pollingIntervalSeconds} s, pool ${b.settings.poolMax}`,
+    ]]);
+  }
+  if (r.forward) {
+    const f = r.forward;
+    if (!f.measured) rows.push(['(d) oncehook forwarding', 'not measured', [f.reason]]);
+    else {
+      rows.push(['(d) oncehook forwarding', `${int(f.work.perSecond)} forwarded/s`, [
+        `${int(f.work.completed)} of ${int(f.work.backlog)} tasks succeeded in ${(f.work.elapsedMs / 1000).toFixed(1)} s${f.work.drained ? '' : ' (not drained)'}`,
+        `${idle(f.idleFirstForward)}; worker peak RSS ${mib(f.peakRssBytes)}`,
+      ]]);
+    }
+  }
+  if (r.soak) {
+    const s = r.soak;
+    rows.push([`soak (${o.soakSeconds} s)`, `RSS ${(s.growth * 100).toFixed(1)} %`, [
+      `median ${mib(s.baselineRssBytes)} over the second fifth → ${mib(s.finalRssBytes)} over the last, peak ${mib(s.peakRssBytes)}`,
+      `${int(s.load.acceptedPerSecond)} accepted/s, ack ${lat(s.load.latencyMs, true)}, errors ${s.load.errors}`,
+    ]]);
+  }
+  return rows;
+}
+
+export function renderReport(env: Environment, o: BenchOptions, r: Results): string {
+  const lines: string[] = [];
+  const pg = env.postgres;
+  lines.push(
+    '',
+    `oncehook bench, ${env.startedAt}: concurrency ${o.concurrency}, ${o.duration} s per phase (+${o.warmup} s warm-up), ${(o.duplicates * 100).toFixed(0)} % replays, ${o.bodyBytes}-byte bodies`,
+    `${env.cores} cores, Node ${env.node}, PostgreSQL ${pg.server_version ?? '?'} (fsync ${pg.fsync}, synchronous_commit ${pg.synchronous_commit}, wal_sync_method ${pg.wal_sync_method}, commit_delay ${pg.commit_delay}), commit ${env.commit}`,
+    ...env.notes.map((n) => `note: ${n}`),
+    '',
+  );
+  const rows = figureRows(r, o);
+  const w = Math.max(...rows.map(([a]) => a.length), 10);
+  for (const [phase, figure, details] of rows) {
+    lines.push(`${phase.padEnd(w)}  ${figure}`);
+    for (const d of details.filter(Boolean)) lines.push(`    ${d}`);
+  }
+  lines.push('');
+  const table = ratios(r).map(formatRatio);
+  const head: [string, string, string, string] = ['ratio or figure', 'measured', 'target', ''];
+  const widths = [0, 1, 2].map((i) => Math.max(...[head, ...table].map((row) => row[i]!.length)));
+  for (const row of [head, ...table]) {
+    lines.push(`${row[0].padEnd(widths[0]!)}  ${row[1].padStart(widths[1]!)}  ${row[2].padEnd(widths[2]!)}  ${row[3]}`.trimEnd());
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** Writes everything measured, with the options and the machine, for a later run to be compared with. */
+export function writeJson(dir: string, env: Environment, o: BenchOptions, r: Results): string {
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${env.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ environment: env, options: o, results: r, ratios: ratios(r) }, null, 2)}\n`);
+  return file;
+}
