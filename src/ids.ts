@@ -9,9 +9,17 @@ export function taskId(source: string, taskKey: string, action: string): string 
   return `t_${createHash('sha256').update(`${source}\0${taskKey}\0${action}`).digest('hex').slice(0, 32)}`;
 }
 
-/** A new receipt ID: time first so they sort roughly by arrival, then randomness so instances never collide. */
+/** Random once per process, so two instances never make the same receipt ID. */
+const PROCESS_PREFIX = randomBytes(6).toString('hex');
+let counter = 0;
+
+/**
+ * A new receipt ID: time first so they sort roughly by arrival, then this process's random prefix and a
+ * counter — unique without asking the system for randomness on every delivery.
+ */
 export function receiptId(now = Date.now()): string {
-  return `d_${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('hex')}`;
+  counter = (counter + 1) % 0x1000000;
+  return `d_${now.toString(36).padStart(9, '0')}${PROCESS_PREFIX}${counter.toString(16).padStart(6, '0')}`;
 }
 
 export function sha256Hex(bytes: Uint8Array | string): string {

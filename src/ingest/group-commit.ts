@@ -10,7 +10,7 @@ interface Waiting {
 }
 
 /** How many batches may be committing at once: PGlite runs one transaction at a time anyway. */
-const PARALLEL = { postgres: 4, pglite: 1 } as const;
+const PARALLEL = { postgres: 2, pglite: 1 } as const;
 const MAX_BATCH = 128;
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
