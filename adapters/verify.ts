@@ -173,6 +173,8 @@ export function requireId(value: string | null | undefined, what: string): strin
       `the ${what} is ${id.length} characters long; at most ${MAX_ID_LENGTH} are accepted`,
     );
   }
+  // PostgreSQL text cannot hold NUL: storing one fails the write, and a 503 would have the sender retry forever.
+  if (id.includes('\u0000')) throw new InputError('invalid_identity', `the ${what} contains a NUL character`);
   return id;
 }
 
@@ -189,7 +191,8 @@ export function idFromJson(value: unknown, what: string): string | undefined {
 
 /** A string, or null when absent or blank; for topics, which filter actions but are never required. */
 export function optionalString(value: unknown): string | null {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+  // A NUL cannot be stored (see requireId); an unstorable topic is treated as none.
+  return typeof value === 'string' && value.trim() !== '' && !value.includes('\u0000') ? value.trim() : null;
 }
 
 /**

@@ -2,12 +2,16 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
+import { requestId } from 'hono/request-id';
+import { ready } from './api/readiness.ts';
+import { requestLog } from './api/request-log.ts';
 import { apiRoutes } from './api/routes.ts';
+import { AdminTokens, type AdminTokenSetting } from './api/tokens.ts';
 import { ingestRoutes } from './ingest/route.ts';
 import type { Logger } from './log.ts';
-import type { Metrics } from './metrics.ts';
-import { sql } from 'drizzle-orm';
+import { observeStore, type Metrics } from './metrics.ts';
 import type { Store } from './store/connect.ts';
+import { uiRoutes } from './ui/routes.tsx';
 
 export interface AppDeps {
   config: Config;
@@ -15,8 +19,8 @@ export interface AppDeps {
   store: Store;
   logger: Logger;
   metrics: Metrics;
-  /** The bearer token of the admin API; unset turns it off. */
-  adminToken?: string | undefined;
+  /** The bearer token(s) of the admin API and dashboard, by label; unset turns both off. */
+  adminToken?: AdminTokenSetting | undefined;
   /** A worker-only process serves health and metrics, not webhooks or the admin API. */
   role?: Role;
 }
@@ -27,20 +31,18 @@ export type Role = 'web' | 'worker' | 'all';
 /** The HTTP surface. Every error becomes `{"error":{"code","message"}}` here and nowhere else. */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
+  app.use(requestId(), requestLog(deps.logger));
+  observeStore(deps.metrics, deps.store.db);
   if (deps.role !== 'worker') {
+    const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
+    const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens };
     app.route('/', ingestRoutes(deps));
-    app.route('/', apiRoutes({ store: deps.store, adminToken: deps.adminToken }));
+    app.route('/', apiRoutes(admin));
+    app.route('/ui', uiRoutes({ ...admin, logger: deps.logger }));
   }
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', async (c) => {
-    try {
-      await deps.store.db.execute(sql`select 1`);
-      return c.json({ ok: true, database: 'reachable' });
-    } catch {
-      return c.json({ ok: false, database: 'unreachable' }, 503);
-    }
-  });
+  app.get('/readyz', (c) => ready(c, deps.store));
   app.get('/metrics', async (c) =>
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType }),
   );

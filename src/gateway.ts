@@ -20,15 +20,37 @@ export interface GatewayOptions {
   dataDir?: string | undefined;
   /** `web` receives, `worker` forwards, `all` (the default) does both in one process. */
   role?: Role;
-  adminToken?: string | undefined;
+  adminToken?: string | Readonly<Record<string, string>> | undefined;
   forwarder?: Partial<ForwarderOptions>;
   retention?: PurgerOptions;
+  /** How long `close` may take before it cuts in-flight work short (default 25 s, inside Fly's 30 s kill_timeout). */
+  shutdownTimeoutMs?: number;
 }
 
 export interface Gateway {
   readonly url: string;
   readonly store: Store;
+  /**
+   * Stops gracefully: stops listening, answers requests on open connections 503 + Retry-After, lets the
+   * deliveries and attempts in flight finish, and past `shutdownTimeoutMs` cuts the rest short (see
+   * Forwarder.stop); then closes the database.
+   */
   close(): Promise<void>;
+}
+
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
+
+/** Kept back from the shutdown budget: cut-short attempts must still be recorded and the database closed. */
+function graceOf(timeoutMs: number): number {
+  return Math.max(0, timeoutMs - Math.min(5000, timeoutMs / 5));
+}
+
+/** While stopping, a request arriving on a connection still open is turned away; the sender retries elsewhere. */
+function stopping(): Response {
+  return Response.json(
+    { error: { code: 'shutting_down', message: 'this instance is stopping; retry' } },
+    { status: 503, headers: { 'retry-after': '1', connection: 'close' } },
+  );
 }
 
 /** Opens the store, migrates it, and serves. Used by `oncehook serve` and by the tests that run it in-process. */
@@ -47,11 +69,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   const metrics = createMetrics();
   const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken });
+  let draining = false;
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () =>
-      resolve(started),
-    );
+    const fetch = (request: Request, env: unknown) => (draining ? stopping() : app.fetch(request, env));
+    const started = serve({ fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () => resolve(started));
     started.once('error', reject);
   });
   let forwarder: Forwarder | null = null;
@@ -77,12 +99,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     url,
     store,
     async close() {
-      await purger?.stop();
-      await forwarder?.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-      });
+      draining = true;
+      const graceMs = graceOf(options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+      const listening = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A delivery still being read or recorded keeps its connection until it is answered; then the
+      // connection is idle, and a keep-alive one would otherwise be held open for its whole timeout.
+      const idle = setInterval(() => 'closeIdleConnections' in server && server.closeIdleConnections(), 50);
+      const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), graceMs);
+      await Promise.all([purger?.stop(), forwarder?.stop(graceMs), listening]);
+      clearInterval(idle);
+      clearTimeout(cut);
       await store.close();
     },
   };

@@ -1,4 +1,6 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Db } from './store/connect.ts';
+import { isUnresolved, needsAttention, summarize, taskStates, type StateCount } from './store/queries/stats.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
 export function createMetrics() {
@@ -52,3 +54,44 @@ export function createMetrics() {
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Figures read from the database on each scrape, so every instance reports the same truth whoever did the
+ * work. One grouped count over tasks_state_idx serves all of them; a scrape while the database is down
+ * reports nothing for them rather than stale numbers (absence is what alerts on `absent()` look for).
+ */
+export function observeStore(metrics: Metrics, db: Db): void {
+  let scrape: { at: number; states: Promise<StateCount[] | null> } | null = null;
+  const states = () => {
+    if (!scrape || performance.now() - scrape.at > 1000) {
+      scrape = { at: performance.now(), states: taskStates(db).catch(() => null) };
+    }
+    return scrape.states;
+  };
+  const gauge = (name: string, help: string, read: (all: StateCount[], set: (value: number, labels?: Record<string, string>) => void) => void, labelNames: string[] = []) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [metrics.registry],
+      async collect() {
+        this.reset();
+        const all = await states();
+        if (all) read(all, (value, labels) => (labels ? this.set(labels, value) : this.set(value)));
+      },
+    });
+  gauge('oncehook_tasks', 'Tasks by state, now', (all, set) => all.forEach((s) => set(s.count, { state: s.state })), ['state']);
+  gauge('oncehook_confirmed_effects', 'Tasks whose effect is confirmed (by a 2xx, a lookup or a person)', (all, set) =>
+    set(all.find((s) => s.state === 'succeeded')?.count ?? 0),
+  );
+  gauge('oncehook_tasks_unresolved', 'Tasks not succeeded or cancelled, retries in flight included', (all, set) => set(summarize(all, isUnresolved).count));
+  gauge('oncehook_tasks_unresolved_oldest_seconds', 'Age of the oldest unresolved task (0 when none)', (all, set) =>
+    set(summarize(all, isUnresolved).oldestAgeSeconds ?? 0),
+  );
+  gauge('oncehook_tasks_needing_attention', 'Tasks waiting for a person: needs_review, outcome_unknown, failed, awaiting_approval', (all, set) =>
+    set(summarize(all, needsAttention).count),
+  );
+  gauge('oncehook_tasks_needing_attention_oldest_seconds', 'Age of the oldest task waiting for a person (0 when none)', (all, set) =>
+    set(summarize(all, needsAttention).oldestAgeSeconds ?? 0),
+  );
+}

@@ -1,19 +1,27 @@
 import { Hono } from 'hono';
+import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import type { Store } from '../store/connect.ts';
-import { bearerAuth } from './auth.ts';
+import { stats } from '../store/queries/stats.ts';
+import { bearerAuth, type AdminEnv } from './auth.ts';
+import { deliveryRoutes } from './deliveries.ts';
+import { destinationRoutes } from './destinations.ts';
 import { taskRoutes } from './tasks.ts';
+import type { AdminTokens } from './tokens.ts';
 
-/** The admin API under `/api`: behind the bearer token, or off (answering why) when no token is set. */
-export function apiRoutes({ store, adminToken }: { store: Store; adminToken: string | undefined }): Hono {
-  const app = new Hono();
-  if (adminToken === undefined || adminToken === '') {
+/** The admin API under `/api`: behind the bearer tokens, or off (answering why) when none is set. */
+export function apiRoutes({ store, config, tokens }: { store: Store; config: Config; tokens: AdminTokens | null }): Hono {
+  const app = new Hono<AdminEnv>();
+  if (tokens === null) {
     app.all('/api/*', () => {
       throw new HttpError(404, 'admin_api_off', 'the admin API is off: start oncehook with ONCEHOOK_ADMIN_TOKEN set');
     });
-    return app;
+    return app as unknown as Hono;
   }
-  app.use('/api/*', bearerAuth(adminToken));
+  app.use('/api/*', bearerAuth(tokens));
+  app.route('/api/deliveries', deliveryRoutes({ store }));
   app.route('/api/tasks', taskRoutes({ store }));
-  return app;
+  app.route('/api/destinations', destinationRoutes({ store, config }));
+  app.get('/api/stats', async (c) => c.json(await stats(store.db)));
+  return app as unknown as Hono;
 }

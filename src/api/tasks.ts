@@ -1,43 +1,145 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { HttpError, InputError } from '../errors.ts';
-import { approveTask } from '../store/atomic.ts';
+import { HttpError } from '../errors.ts';
+import {
+  approveTask,
+  assignTask,
+  bulkDecide,
+  cancelTask,
+  countBulk,
+  replayTask,
+  resolveTask,
+  retryTask,
+  type Decider,
+  type OperatorOutcome,
+} from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
+import { TASK_STATES } from '../store/decisions.ts';
+import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
+import { listTasks } from '../store/queries/tasks.ts';
 import { taskView } from '../store/task-view.ts';
+import type { AdminEnv } from './auth.ts';
+import { explainTask } from './explain.ts';
+import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 
-const decisionBody = z.strictObject({ note: z.string().trim().min(1, 'a note saying why is required') });
+const state = z.enum(Object.values(TASK_STATES) as [string, ...string[]]);
+/** `state=failed,needs_review` selects either. */
+const states = z
+  .string()
+  .transform((text) => text.split(',').map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(state).min(1));
+const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
+const listQuery = z.strictObject({ ...filterFields, owner: z.string().min(1).optional(), eventId: z.string().min(1).optional(), ...pageQuery });
 
-async function readDecision(request: Request) {
-  let raw: unknown;
-  try {
-    raw = await request.json();
-  } catch {
-    throw new InputError('invalid_json', 'the body must be JSON like {"note": "why"}');
-  }
-  const parsed = decisionBody.safeParse(raw);
-  if (!parsed.success) throw new InputError('invalid_request', parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; '));
-  return parsed.data;
-}
-
-/** `/api/tasks/{id}`: a task with its run ledger, and a person's approval of its first send. */
-export function taskRoutes({ store }: { store: Store }): Hono {
-  const app = new Hono();
-
-  app.get('/:id', async (c) => {
-    const task = await taskView(store.db, c.req.param('id'));
-    if (!task) throw new HttpError(404, 'unknown_task', `no task ${c.req.param('id')}`);
-    return c.json(task);
+const noteBody = z.strictObject({ note });
+const resolveBody = z.strictObject({ reference: z.string().trim().min(1, 'the reference of the effect is required').max(500), note });
+const assignBody = z.strictObject({ owner: z.string().trim().min(1).max(100).nullable(), note: z.string().trim().max(2000).optional() });
+const bulkBody = z
+  .strictObject({
+    state: z.union([state, z.array(state).min(1)]).optional(),
+    source: filterFields.source,
+    action: filterFields.action,
+    note,
+    dryRun: z.boolean().default(false),
+  })
+  .refine((body) => body.state !== undefined || body.source !== undefined || body.action !== undefined, {
+    message: 'name at least one of state, source or action: a bulk decision over every task is too easy to make by mistake',
   });
 
-  app.post('/:id/approve', async (c) => {
+const rules = (kind: OperatorKind) => OPERATOR_RULES[kind].from.join(', ');
+
+export function refused(taskId: string, kind: OperatorKind, outcome: Extract<OperatorOutcome, { done: false }>): HttpError {
+  if (outcome.state === null) return new HttpError(404, 'unknown_task', `no task ${taskId}`);
+  if (outcome.bodyPurged && (OPERATOR_RULES[kind].from as readonly string[]).includes(outcome.state)) {
+    return new HttpError(409, 'body_purged', `task ${taskId}'s stored body was purged by the source's retention; it cannot be sent again`);
+  }
+  // approve shipped with a code of its own before the other decisions; it keeps it.
+  const code = kind === 'approve' ? 'not_awaiting_approval' : 'illegal_transition';
+  return new HttpError(409, code, `task ${taskId} is ${outcome.state}; ${kind} is allowed only from ${rules(kind)}`);
+}
+
+/** The decisions a person takes on one task, each recorded under the token's label with its note. */
+const decide: Record<'approve' | 'retry' | 'cancel', (store: Store, taskId: string, who: Decider) => Promise<OperatorOutcome>> = {
+  approve: async (store, taskId, who) => {
+    const result = await approveTask(store.db, { taskId, ...who });
+    return result.approved ? { done: true } : { done: false, state: result.state, bodyPurged: false };
+  },
+  retry: (store, taskId, who) => retryTask(store.db, { taskId, ...who }),
+  cancel: (store, taskId, who) => cancelTask(store.db, { taskId, ...who }),
+};
+
+/** `/api/tasks`: lists, one task with its ledger and the decision it waits for, and a person's decisions. */
+export function taskRoutes({ store }: { store: Store }): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+  const view = async (id: string) => {
+    const task = await taskView(store.db, id);
+    if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
+    return { ...task, ...explainTask(task) };
+  };
+
+  app.get('/', async (c) => {
+    const query = readQuery(c, listQuery);
+    const page = await listTasks(
+      store.db,
+      { states: query.state, source: query.source, action: query.action, owner: query.owner, eventId: query.eventId },
+      pageOf(query),
+    );
+    return c.json(page);
+  });
+
+  app.get('/:id', async (c) => c.json(await view(c.req.param('id'))));
+
+  // Registered before `/:id/…`: "bulk" is never a task ID (they start with t_).
+  app.post('/bulk/:kind{retry|replay}', async (c) => {
+    const kind = c.req.param('kind') as 'retry' | 'replay';
+    const body = await readBody(c.req.raw, bulkBody, '{"state": "failed", "source": "shop", "note": "why", "dryRun": true}');
+    const filter = {
+      states: body.state === undefined ? undefined : [body.state].flat(),
+      source: body.source,
+      action: body.action,
+    };
+    if (body.dryRun) return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter) });
+    const ids = await bulkDecide(store.db, kind, filter, { actor: c.get('actor'), note: body.note });
+    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids });
+  });
+
+  for (const kind of ['approve', 'retry', 'cancel'] as const) {
+    app.post(`/:id/${kind}`, async (c) => {
+      const id = c.req.param('id');
+      const { note } = await readBody(c.req.raw, noteBody, '{"note": "why"}');
+      const outcome = await decide[kind](store, id, { actor: c.get('actor'), note });
+      if (!outcome.done) throw refused(id, kind, outcome);
+      return c.json(await view(id));
+    });
+  }
+
+  app.post('/:id/resolve', async (c) => {
     const id = c.req.param('id');
-    const { note } = await readDecision(c.req.raw);
-    const result = await approveTask(store.db, { taskId: id, note });
-    if (!result.approved) {
-      if (result.state === null) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-      throw new HttpError(409, 'not_awaiting_approval', `task ${id} is ${result.state}; only an awaiting_approval task can be approved`);
-    }
-    return c.json(await taskView(store.db, id));
+    const body = await readBody(c.req.raw, resolveBody, '{"reference": "what the downstream calls the effect", "note": "why"}');
+    const outcome = await resolveTask(store.db, { taskId: id, ...body, actor: c.get('actor') });
+    if (!outcome.done) throw refused(id, 'resolve', outcome);
+    return c.json(await view(id));
+  });
+
+  app.post('/:id/replay', async (c) => {
+    const id = c.req.param('id');
+    const { note } = await readBody(c.req.raw, noteBody, '{"note": "why a second effect is wanted"}');
+    const outcome = await replayTask(store.db, { taskId: id, note, actor: c.get('actor') });
+    if (!outcome.done) throw refused(id, 'replay', outcome);
+    return c.json(await view(outcome.replay), 201, { location: `/api/tasks/${outcome.replay}` });
+  });
+
+  app.post('/:id/assign', async (c) => {
+    const id = c.req.param('id');
+    const body = await readBody(c.req.raw, assignBody, '{"owner": "alice"}');
+    const outcome = await assignTask(store.db, {
+      taskId: id,
+      owner: body.owner,
+      actor: c.get('actor'),
+      note: body.note || (body.owner ? `assigned to ${body.owner}` : 'unassigned'),
+    });
+    if (!outcome.done) throw refused(id, 'assign', outcome);
+    return c.json(await view(id));
   });
 
   return app;

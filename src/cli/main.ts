@@ -1,10 +1,12 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.ts';
 import type { Role } from '../app.ts';
-import { startGateway } from '../gateway.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, startGateway } from '../gateway.ts';
 import { createLogger } from '../log.ts';
 import { openStore } from '../store/connect.ts';
 import { migrate } from '../store/migrate.ts';
+import { adminTokensFromEnv } from '../api/tokens.ts';
+import { addAdminCommands } from './admin.ts';
 import { startDemoDownstream } from './demo-downstream.ts';
 import { buildSample } from './sample.ts';
 
@@ -49,7 +51,13 @@ program
       .default(30_000)
       .argParser(milliseconds),
   )
-  .action(async (options: { config: string; port: number; host: string; role: Role; leaseGraceMs: number }) => {
+  .addOption(
+    new Option('--shutdown-timeout-ms <ms>', 'how long a SIGTERM waits for in-flight work before cutting it short and exiting')
+      .env('ONCEHOOK_SHUTDOWN_TIMEOUT_MS')
+      .default(DEFAULT_SHUTDOWN_TIMEOUT_MS)
+      .argParser(milliseconds),
+  )
+  .action(async (options: { config: string; port: number; host: string; role: Role; leaseGraceMs: number; shutdownTimeoutMs: number }) => {
     const logger = createLogger();
     if (options.role !== 'all' && !process.env.DATABASE_URL) {
       // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.
@@ -69,21 +77,37 @@ program
       databaseUrl: process.env.DATABASE_URL,
       dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
       role: options.role,
-      adminToken: process.env.ONCEHOOK_ADMIN_TOKEN || undefined,
+      adminToken: adminTokensFromEnv(process.env),
       forwarder: { leaseGraceMs: options.leaseGraceMs },
+      shutdownTimeoutMs: options.shutdownTimeoutMs,
     });
+    let stopping = false;
     const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: exiting now; attempts still in flight will be reconciled as outcome_unknown');
+        process.exit(1);
+      }
+      stopping = true;
+      logger.info({ signal, timeoutMs: options.shutdownTimeoutMs }, 'shutting down');
+      // The last resort, should closing itself hang (a database that stopped answering): what was not
+      // recorded is in the database as a lease, which expires and is reconciled like a crash.
+      setTimeout(() => {
+        logger.error('shutdown did not finish within its timeout: exiting now');
+        process.exit(1);
+      }, options.shutdownTimeoutMs).unref();
       gateway.close().then(
-        () => process.exit(0),
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
         (error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
           process.exit(1);
         },
       );
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
   });
 
 program
@@ -175,6 +199,8 @@ program
     const url = await startDemoDownstream(options);
     console.log(`demo downstream on ${url}: POST any path to make an effect; GET any path with ?key= to look one up`);
   });
+
+addAdminCommands(program);
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(error.message);

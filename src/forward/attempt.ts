@@ -1,7 +1,7 @@
 import { sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { finishAttempt, renewLease, type ClaimedTask } from '../store/atomic.ts';
+import { finishAttempt, releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic.ts';
 import type { Db } from '../store/connect.ts';
 import { classifyLookup, classifySend } from './classify.ts';
 import { decide } from './decide.ts';
@@ -16,6 +16,8 @@ export interface AttemptDeps {
   owner: string;
   logger: Logger;
   metrics: Metrics;
+  /** Aborted when a stopping worker's deadline passes: the attempt is cut short and handed back. */
+  release?: AbortSignal;
 }
 
 /**
@@ -36,8 +38,13 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     const outgoing = lookup === undefined ? sendRequest(task, route) : lookupRequest(task, route, lookup);
     const started = performance.now();
     // A lookup may live on another origin than the action: the pool is the request's own.
-    const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing);
+    const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
     const durationMs = performance.now() - started;
+    if (deps.release?.aborted && exchanged.kind === 'failure' && !exchanged.written) {
+      const released = await releaseUnsent(db, { taskId: task.id, attemptId: task.attemptId!, owner, mode: task.mode });
+      logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
+      return;
+    }
     const verdict = (lookup === undefined ? classifySend : classifyLookup)(exchanged, route.config.referencePointer);
     const decision = decide(verdict, task, route);
     const kept = await finishAttempt(db, {

@@ -27,12 +27,16 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * `onRequestStart`: undici calls it once the connection is open and just before it writes the request. An
  * error before it means the downstream never received a byte; after it, the request may have been read.
  * (No client can know whether a server that reset the connection read the bytes first, so that stays unknown.)
+ * `release` (a shutdown past its deadline) cuts the exchange short the way the timeout does, and keeps the
+ * same line: a request not yet written is never written, one already written ends as a failure after writing.
  */
-export function exchange(dispatcher: Dispatcher, out: Outgoing): Promise<Exchange> {
+export function exchange(dispatcher: Dispatcher, out: Outgoing, release?: AbortSignal): Promise<Exchange> {
   return new Promise((resolve) => {
     let controller: Dispatcher.DispatchController | undefined;
     let written = false;
     let timedOut = false;
+    /** Why the exchange was cut short; once set, a request not yet written is aborted before its first byte. */
+    let cut: Error | undefined;
     let answer: Answer | undefined;
     const chunks: Buffer[] = [];
     let kept = 0;
@@ -43,18 +47,25 @@ export function exchange(dispatcher: Dispatcher, out: Outgoing): Promise<Exchang
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      release?.removeEventListener('abort', onRelease);
       resolve(result);
     };
-    const timeoutError = () => new Error(`no answer within ${out.timeoutMs} ms`);
+    const cutShort = (error: Error) => {
+      cut = error;
+      // The status line decides the outcome; a body still trickling in changes nothing.
+      if (answer) settle(answered());
+      else if (controller) controller.abort(error);
+      // Still connecting: onRequestStart will abort before writing, so nothing can reach the downstream.
+      else settle({ kind: 'failure', written: false, timedOut, error });
+    };
 
     const timer = setTimeout(() => {
       timedOut = true;
-      // The status line decides the outcome; a body still trickling in changes nothing.
-      if (answer) settle(answered());
-      else if (controller) controller.abort(timeoutError());
-      // Still connecting: onRequestStart will abort before writing, so nothing can reach the downstream.
-      else settle({ kind: 'failure', written: false, timedOut: true, error: timeoutError() });
+      cutShort(new Error(`no answer within ${out.timeoutMs} ms`));
     }, out.timeoutMs);
+    const onRelease = () => cutShort(new Error('oncehook stopped before the answer came'));
+    if (release?.aborted) onRelease();
+    else release?.addEventListener('abort', onRelease, { once: true });
 
     dispatcher.dispatch(
       {
@@ -69,7 +80,7 @@ export function exchange(dispatcher: Dispatcher, out: Outgoing): Promise<Exchang
       },
       {
         onRequestStart(started) {
-          if (timedOut) return started.abort(timeoutError());
+          if (cut) return started.abort(cut);
           controller = started;
           written = true;
         },

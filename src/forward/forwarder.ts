@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
@@ -48,12 +49,15 @@ export class Forwarder {
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
+  readonly #release = new AbortController();
 
   constructor(deps: ForwarderDeps, options: Partial<ForwarderOptions> = {}) {
     this.#deps = deps;
     this.#options = { ...FORWARDER_DEFAULTS, ...options };
     this.#routes = new Routes(deps.config, this.#options.leaseGraceMs);
     this.#pools = new Pools(this.#options.concurrency);
+    // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
+    setMaxListeners(0, this.#release.signal);
   }
 
   async start(): Promise<void> {
@@ -74,13 +78,26 @@ export class Forwarder {
     });
   }
 
-  /** Stops claiming and lets the attempts in flight finish: aborting one would make its outcome unknown. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and lets the attempts in flight finish — cutting one short would leave its outcome
+   * unknown — for at most `graceMs`. Past it, each is cut short: a claim not yet sent is handed back, a
+   * request already written ends as `outcome_unknown`, reconciled by the next worker and never resent blindly.
+   */
+  async stop(graceMs?: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#unlisten?.();
+    let graceTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<void>((resolve) => {
+      if (graceMs !== undefined) graceTimer = setTimeout(resolve, graceMs);
+    });
+    // Closing the store ends the subscription anyway; a database that is down must not stop the rest.
+    await this.#unlisten?.().catch(() => {});
     await this.#ticking;
-    await Promise.allSettled([...this.#inFlight]);
+    const attempts = Promise.allSettled([...this.#inFlight]);
+    await Promise.race([attempts, graceOver]);
+    clearTimeout(graceTimer);
+    this.#release.abort();
+    await attempts;
     await this.#pools.close();
   }
 
@@ -93,7 +110,7 @@ export class Forwarder {
         await this.#claim();
       } while (this.#again && !this.#stopped);
       if (this.#inFlight.size < this.#options.concurrency) {
-        const due = await nextDueInMs(this.#deps.store.db, this.#routes.forClaim);
+        const due = await nextDueInMs(this.#deps.store.db);
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {
@@ -124,7 +141,8 @@ export class Forwarder {
         continue;
       }
       const route = this.#routes.get(task.source, task.action);
-      const deps = { db: this.#deps.store.db, pools: this.#pools, owner: this.#owner, logger: this.#deps.logger, metrics: this.#deps.metrics };
+      const { store, logger, metrics } = this.#deps;
+      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);
         this.wake();

@@ -42,6 +42,10 @@ function openPostgres(url: string, max: number): Store {
     // The array-type lookup runs on every new connection, and while the database is down its failure
     // escapes as an unhandled rejection; oncehook uses no array columns, so it is not needed.
     fetch_types: false,
+    // The driver's default waits up to 20 s between reconnects, its retry count shared by the pool and raised
+    // by every refused connection: after a one-second restart, ingest kept answering 503 for many seconds
+    // more. A second at most keeps reconnects cheap and recovery prompt.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     connection: { application_name: 'oncehook' },
   });
   const db = drizzlePostgres(client, { schema }) as unknown as Db;

@@ -18,6 +18,14 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
+/**
+ * The ID of the transaction that inserted a row (`pg_current_xact_id()`). Admin cursors page on it: every
+ * row of a transaction older than the oldest one still running is committed, so pages below that horizon
+ * neither skip a late commit nor repeat a row (src/store/queries/cursor.ts).
+ */
+const insertingTransaction = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
+const txid = () => insertingTransaction('txid').notNull().default(sql`pg_current_xact_id()`);
+
 /** Every receipt that verified, with the decision taken on it; the log an operator reads. */
 export const deliveries = pgTable(
   'deliveries',
@@ -25,6 +33,7 @@ export const deliveries = pgTable(
     id: text('id').primaryKey(),
     /** Commit-ordered enough for cursors: one sequence shared by every instance. */
     seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    txid: txid(),
     source: text('source').notNull(),
     deliveryId: text('delivery_id').notNull(),
     eventId: text('event_id').notNull(),
@@ -42,6 +51,7 @@ export const deliveries = pgTable(
   },
   (t) => [
     index('deliveries_seq_idx').on(t.seq),
+    index('deliveries_page_idx').on(t.txid, t.seq),
     index('deliveries_source_event_idx').on(t.source, t.eventId),
     index('deliveries_source_delivery_idx').on(t.source, t.deliveryId),
   ],
@@ -104,10 +114,15 @@ export const tasks = pgTable(
     leaseExpiresAt: at('lease_expires_at'),
     lastError: text('last_error'),
     resultReference: text('result_reference'),
+    /** The person who took a task that needs one; null while nobody has. */
+    owner: text('owner'),
+    txid: txid(),
     createdAt: at('created_at').notNull().defaultNow(),
     updatedAt: at('updated_at').notNull().defaultNow(),
   },
   (t) => [
+    index('tasks_page_idx').on(t.txid, t.id),
+    index('tasks_replay_idx').on(t.replayOf),
     index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
     index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
     index('tasks_state_idx').on(t.state, t.createdAt),
@@ -150,13 +165,20 @@ export const destinations = pgTable('destinations', {
   updatedAt: at('updated_at').notNull().defaultNow(),
 });
 
-/** What a person decided about a task, with their note: the other half of the run ledger. */
+/**
+ * What a person decided about a task (or a destination), with their note and the label of the token they
+ * used: the other half of the run ledger.
+ */
 export const operatorActions = pgTable(
   'operator_actions',
   {
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    taskId: text('task_id').notNull(),
+    taskId: text('task_id'),
+    /** Set instead of the task for a decision about a destination (resuming a paused one). */
+    destination: text('destination'),
     kind: text('kind').notNull(),
+    /** The label of the admin token that made the decision. */
+    actor: text('actor').notNull(),
     note: text('note').notNull(),
     /** What the decision was about, e.g. the hash of the approved bytes. */
     detail: jsonb('detail').$type<Record<string, unknown>>(),

@@ -2,7 +2,10 @@ import { asc, eq } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { attempts, operatorActions, tasks } from './schema.ts';
 
-/** A task as a person inspects it: its row (without the body bytes), its run ledger and every operator action. */
+/**
+ * A task as a person inspects it: its row (without the body bytes), its run ledger, every operator action
+ * and the replays made of it.
+ */
 export async function taskView(db: Db, id: string) {
   const [task] = await db
     .select({
@@ -25,15 +28,23 @@ export async function taskView(db: Db, id: string) {
       leaseExpiresAt: tasks.leaseExpiresAt,
       lastError: tasks.lastError,
       resultReference: tasks.resultReference,
+      owner: tasks.owner,
       createdAt: tasks.createdAt,
       updatedAt: tasks.updatedAt,
     })
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const [ledger, actions] = await Promise.all([
+  const [ledger, actions, replays] = await Promise.all([
     db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id)),
     db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id)),
+    db
+      .select({ id: tasks.id, state: tasks.state, createdAt: tasks.createdAt })
+      .from(tasks)
+      .where(eq(tasks.replayOf, id))
+      .orderBy(asc(tasks.createdAt)),
   ]);
-  return { ...task, ledger, operatorActions: actions };
+  return { ...task, ledger, operatorActions: actions, replays };
 }
+
+export type TaskView = NonNullable<Awaited<ReturnType<typeof taskView>>>;

@@ -47,6 +47,7 @@ describe('recordDeliveries (group commit)', () => {
     ]);
     for (const r of recorded.slice(1, 4)) {
       expect(r.decision !== 'accepted' && r.firstSeen.id).toBe(first.id);
+      expect(r.existing.map((task) => task.id)).toEqual([first.tasks[0]!.id]);
     }
     const again = await recordDeliveries(t.store.db, [receipt('b-d4', 'b-e4'), receipt('b-d5', 'b-e1')]);
     expect(again.map((r) => r.decision)).toEqual(['duplicate_delivery', 'duplicate_event']);

@@ -7,7 +7,15 @@ import type { AddressInfo, Socket } from 'node:net';
  * `reset-after-read` records it and drops the connection; `reset-before-read` drops it unread.
  */
 export type Step =
-  | { status: number; retryAfter?: string; json?: unknown; location?: string; delayMs?: number }
+  | {
+      status: number;
+      retryAfter?: string;
+      json?: unknown;
+      location?: string;
+      delayMs?: number;
+      /** A 2xx makes its effect this long after the request is read (default at once); `delayMs` counts from then. */
+      commitAfterMs?: number;
+    }
   | 'hang'
   | 'reset-after-read'
   | 'reset-before-read';
@@ -40,8 +48,17 @@ export interface Effect {
   body: Buffer;
 }
 
+/** A request read and not yet answered: `committed` once its effect was made. */
+export interface Open {
+  path: string;
+  at: number;
+  committed: boolean;
+}
+
 export interface Downstream {
   readonly url: string;
+  /** Requests read and not yet answered (a hang stays open until its connection closes). */
+  open(): Open[];
   script(path: string, script: PathScript): void;
   /** Every request, lookups included, in arrival order. */
   requests(path?: string): Received[];
@@ -56,6 +73,7 @@ export async function startDownstream(): Promise<Downstream> {
   const received: Received[] = [];
   const made: Effect[] = [];
   const sockets = new Set<Socket>();
+  const opened = new Set<Open>();
 
   const scriptOf = (path: string) => {
     let script = scripts.get(path);
@@ -82,12 +100,17 @@ export async function startDownstream(): Promise<Downstream> {
       effect();
       return;
     }
-    const created = step.status >= 200 && step.status < 300 ? effect() : undefined;
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (step.retryAfter !== undefined) headers['retry-after'] = step.retryAfter;
-    if (step.location !== undefined) headers.location = step.location;
-    const body = JSON.stringify(step.json ?? (created ? { id: created.id } : { error: `status ${step.status}` }));
-    setTimeout(() => response.writeHead(step.status, headers).end(body), step.delayMs ?? 0);
+    const answer = () => {
+      const created = step.status >= 200 && step.status < 300 ? effect() : undefined;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (step.retryAfter !== undefined) headers['retry-after'] = step.retryAfter;
+      if (step.location !== undefined) headers.location = step.location;
+      const body = JSON.stringify(step.json ?? (created ? { id: created.id } : { error: `status ${step.status}` }));
+      setTimeout(() => response.writeHead(step.status, headers).end(body), step.delayMs ?? 0);
+    };
+    // A service's commit goes on whether or not its client is still there.
+    if (step.commitAfterMs) setTimeout(answer, step.commitAfterMs);
+    else answer();
   };
 
   const server = createServer((request, response) => {
@@ -108,6 +131,9 @@ export async function startDownstream(): Promise<Downstream> {
       const body = Buffer.concat(chunks);
       const headers = flat(request);
       received.push({ method: request.method ?? '', path, headers, body, at });
+      const open: Open = { path, at, committed: false };
+      opened.add(open);
+      response.on('close', () => opened.delete(open));
       if (isLookup) {
         const found = made.find((e) => e.path === path && e.key === url.searchParams.get('key'));
         return play(step ?? (found ? { status: 200, json: { id: found.id } } : { status: 404 }), request, response, () => found);
@@ -115,7 +141,10 @@ export async function startDownstream(): Promise<Downstream> {
       const key = headers['idempotency-key'];
       const earlier = script.honourKey && key !== undefined ? made.find((e) => e.path === path && e.key === key) : undefined;
       if (earlier) return response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: earlier.id, replayed: true }));
-      play(step ?? script.otherwise, request, response, () => record(path, key, body));
+      play(step ?? script.otherwise, request, response, () => {
+        open.committed = true;
+        return record(path, key, body);
+      });
     });
   });
   server.on('connection', (socket) => {
@@ -135,6 +164,7 @@ export async function startDownstream(): Promise<Downstream> {
         otherwise: script.otherwise ?? { status: 201 },
       });
     },
+    open: () => [...opened],
     requests: (path) => received.filter((r) => path === undefined || r.path === path),
     effects: (path) => made.filter((e) => path === undefined || e.path === path),
     async close() {

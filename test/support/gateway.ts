@@ -1,7 +1,7 @@
 import { parseConfig } from '../../src/config/load.ts';
 import type { Role } from '../../src/app.ts';
 import type { ForwarderOptions } from '../../src/forward/forwarder.ts';
-import { startGateway, type Gateway } from '../../src/gateway.ts';
+import { startGateway, type Gateway, type GatewayOptions } from '../../src/gateway.ts';
 import { createLogger } from '../../src/log.ts';
 import { freshDatabase, type TestDatabase } from './engine.ts';
 
@@ -13,7 +13,7 @@ export interface TestGatewayOptions {
   /** A database to share (several gateways, or a restart); by default a fresh one, dropped on close. */
   database?: TestDatabase;
   role?: Role;
-  adminToken?: string;
+  adminToken?: GatewayOptions['adminToken'];
   forwarder?: Partial<ForwarderOptions>;
 }
 

@@ -49,7 +49,10 @@ export async function spawnGateway(
   });
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start within 30 s:\n${output}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // a gateway that never said it listens must not outlive the test
+      reject(new Error(`gateway did not start within 30 s:\n${output}`));
+    }, 30_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
@@ -98,4 +101,10 @@ export function runCli(
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/** How a process ended: its exit code, or the signal that ended it. */
+export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }

@@ -8,6 +8,8 @@ import net from 'node:net';
 export interface FaultyProxy {
   port: number;
   hold(): void;
+  /** Holds only what the server sends: it still receives, and commits, but its answers never arrive. */
+  holdReplies(): void;
   release(): void;
   refuse(): Promise<void>;
   restore(): Promise<void>;
@@ -16,12 +18,13 @@ export interface FaultyProxy {
 
 export async function startProxy(targetHost: string, targetPort: number): Promise<FaultyProxy> {
   let held = false;
+  let repliesHeld = false;
   const pending: Array<() => void> = [];
   const sockets = new Set<net.Socket>();
 
-  const forward = (from: net.Socket, to: net.Socket) => {
+  const forward = (from: net.Socket, to: net.Socket, replies: boolean) => {
     from.on('data', (chunk) => {
-      if (held) pending.push(() => to.write(chunk));
+      if (held || (replies && repliesHeld)) pending.push(() => to.write(chunk));
       else to.write(chunk);
     });
     from.on('close', () => to.destroy());
@@ -33,8 +36,8 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     sockets.add(client).add(upstream);
     client.on('close', () => sockets.delete(client));
     upstream.on('close', () => sockets.delete(upstream));
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, false);
+    forward(upstream, client, true);
   };
 
   let server = net.createServer(onConnection);
@@ -52,8 +55,12 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     hold() {
       held = true;
     },
+    holdReplies() {
+      repliesHeld = true;
+    },
     release() {
       held = false;
+      repliesHeld = false;
       for (const write of pending.splice(0)) write();
     },
     refuse: closeServer,

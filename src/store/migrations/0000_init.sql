@@ -17,6 +17,7 @@ CREATE TABLE "attempts" (
 CREATE TABLE "deliveries" (
 	"id" text PRIMARY KEY NOT NULL,
 	"seq" bigint GENERATED ALWAYS AS IDENTITY (sequence name "deliveries_seq_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
+	"txid" "xid8" DEFAULT pg_current_xact_id() NOT NULL,
 	"source" text NOT NULL,
 	"delivery_id" text NOT NULL,
 	"event_id" text NOT NULL,
@@ -57,8 +58,10 @@ CREATE TABLE "event_keys" (
 --> statement-breakpoint
 CREATE TABLE "operator_actions" (
 	"id" bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "operator_actions_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
-	"task_id" text NOT NULL,
+	"task_id" text,
+	"destination" text,
 	"kind" text NOT NULL,
+	"actor" text NOT NULL,
 	"note" text NOT NULL,
 	"detail" jsonb,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
@@ -85,15 +88,20 @@ CREATE TABLE "tasks" (
 	"lease_expires_at" timestamp with time zone,
 	"last_error" text,
 	"result_reference" text,
+	"owner" text,
+	"txid" "xid8" DEFAULT pg_current_xact_id() NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX "attempts_task_idx" ON "attempts" USING btree ("task_id","number");--> statement-breakpoint
 CREATE INDEX "deliveries_seq_idx" ON "deliveries" USING btree ("seq");--> statement-breakpoint
+CREATE INDEX "deliveries_page_idx" ON "deliveries" USING btree ("txid","seq");--> statement-breakpoint
 CREATE INDEX "deliveries_source_event_idx" ON "deliveries" USING btree ("source","event_id");--> statement-breakpoint
 CREATE INDEX "deliveries_source_delivery_idx" ON "deliveries" USING btree ("source","delivery_id");--> statement-breakpoint
 CREATE INDEX "operator_actions_task_idx" ON "operator_actions" USING btree ("task_id","id");--> statement-breakpoint
+CREATE INDEX "tasks_page_idx" ON "tasks" USING btree ("txid","id");--> statement-breakpoint
+CREATE INDEX "tasks_replay_idx" ON "tasks" USING btree ("replay_of");--> statement-breakpoint
 CREATE INDEX "tasks_due_idx" ON "tasks" USING btree ("next_attempt_at") WHERE state in ('pending', 'outcome_unknown');--> statement-breakpoint
 CREATE INDEX "tasks_lease_idx" ON "tasks" USING btree ("lease_expires_at") WHERE state = 'in_progress';--> statement-breakpoint
 CREATE INDEX "tasks_state_idx" ON "tasks" USING btree ("state","created_at");--> statement-breakpoint

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createAdapter } from '../../../adapters/index.ts';
 import type { Adapter, InboundRequest } from '../../../adapters/types.ts';
 import { InputError, SignatureError } from '../../../src/errors.ts';
+import { headerName, headerValue, signedBody } from '../../support/arbitraries.ts';
 import {
   GENERIC_HEADER_OPTIONS,
   GENERIC_OPTIONS,
@@ -95,77 +96,12 @@ const cases: Case[] = [
   },
 ];
 
-const printable = fc.stringMatching(/^[\x21-\x7e][\x20-\x7e]{0,80}$/);
-const hex = fc.stringMatching(/^[0-9a-fA-F]{0,130}$/);
-const base64 = fc.stringMatching(/^[A-Za-z0-9+/]{0,90}={0,2}$/);
-const seconds = fc.integer({ min: -1e12, max: 1e13 }).map(String);
-
-/** Values shaped like each scheme's signature headers, and plain noise. */
-const headerValue = fc.oneof(
-  printable,
-  seconds,
-  fc.tuple(seconds, hex, hex).map(([t, a, b]) => `t=${t},v1=${a},v0=${b}`),
-  hex.map((h) => `sha256=${h}`),
-  fc.array(base64, { maxLength: 3 }).map((sigs) => sigs.map((s) => `v1,${s}`).join(' ')),
-);
-
-const headerName = fc.constantFrom(
-  'content-type',
-  'x-shopify-hmac-sha256',
-  'shopify-hmac-sha256',
-  'x-shopify-event-id',
-  'x-shopify-webhook-id',
-  'stripe-signature',
-  'x-hub-signature-256',
-  'x-hub-signature',
-  'x-github-delivery',
-  'webhook-id',
-  'webhook-timestamp',
-  'webhook-signature',
-  'x-acme-signature',
-  'x-acme-timestamp',
-  'x-hook-signature',
-  'x-hook-event',
-);
-
 const encode = (text: string) => new TextEncoder().encode(text);
 const anyBody = fc.oneof(
   fc.uint8Array({ maxLength: 300 }),
   fc.json().map(encode),
   fc.string({ unit: 'binary', maxLength: 200 }).map(encode),
 );
-
-const idLike = fc.oneof(
-  fc.string(),
-  fc.integer(),
-  fc.double(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.string({ minLength: 250, maxLength: 300 }),
-);
-/**
- * Bodies that sometimes carry each scheme's identities, validly or not. Never empty: octokit refuses to sign
- * an empty payload (GitHub never sends one); empty bodies are covered by the arbitrary-request property.
- */
-const signedBody = fc
-  .oneof(
-    fc.json(),
-    fc.string({ unit: 'binary', maxLength: 200 }),
-    fc
-      .record(
-        {
-          id: idLike,
-          action_run_id: idLike,
-          type: idLike,
-          created: idLike,
-          timestamp: idLike,
-          event: fc.record({ id: idLike, at: idLike }),
-        },
-        { requiredKeys: [] },
-      )
-      .map((body) => JSON.stringify(body)),
-  )
-  .filter((body) => body !== '');
 
 /** Changes the body by at least one byte: a flipped bit, an extra byte, or a dropped tail. */
 const alteration = fc.oneof(

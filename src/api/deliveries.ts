@@ -1,0 +1,45 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { HttpError } from '../errors.ts';
+import type { Store } from '../store/connect.ts';
+import { DECISIONS } from '../store/decisions.ts';
+import { deliveryView, listDeliveries } from '../store/queries/deliveries.ts';
+import type { AdminEnv } from './auth.ts';
+import { explainDelivery } from './explain.ts';
+import { pageOf, pageQuery, readQuery } from './input.ts';
+
+const listQuery = z.strictObject({
+  source: z.string().min(1).optional(),
+  decision: z.enum(Object.values(DECISIONS) as [string, ...string[]]).optional(),
+  eventId: z.string().min(1).optional(),
+  deliveryId: z.string().min(1).optional(),
+  ...pageQuery,
+});
+
+/** `/api/deliveries`: every verified receipt, and one with its decision explained and linked. */
+export function deliveryRoutes({ store }: { store: Store }): Hono<AdminEnv> {
+  const app = new Hono<AdminEnv>();
+
+  app.get('/', async (c) => {
+    const query = readQuery(c, listQuery);
+    return c.json(await listDeliveries(store.db, query, pageOf(query)));
+  });
+
+  app.get('/:id', async (c) => {
+    const id = c.req.param('id');
+    const view = await deliveryView(store.db, id);
+    if (!view) throw new HttpError(404, 'unknown_delivery', `no delivery ${id} (IDs of receipts start with d_; filter by the sender's ID with ?deliveryId=)`);
+    return c.json({
+      ...view,
+      explanation: explainDelivery(view),
+      links: {
+        self: `/api/deliveries/${view.id}`,
+        matched: view.matched ? `/api/deliveries/${view.matched.id}` : null,
+        origin: view.origin ? `/api/deliveries/${view.origin.id}` : null,
+        tasks: view.tasks.map((task) => `/api/tasks/${task.id}`),
+      },
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,68 @@
+import type { DeliveryRow, DeliveryView, RelatedTask } from '../store/queries/deliveries.ts';
+import { TASK_STATES } from '../store/decisions.ts';
+import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
+import type { TaskView } from '../store/task-view.ts';
+
+const time = (at: Date) => at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+
+function taskInWords(task: RelatedTask): string {
+  const outcome =
+    task.state === TASK_STATES.succeeded
+      ? `succeeded${task.resultReference ? `, reference ${task.resultReference}` : ''}`
+      : task.lastError
+        ? `is ${task.state} (${task.lastError})`
+        : `is ${task.state}`;
+  return `task ${task.id} for ${task.action} ${outcome}`;
+}
+
+const receipt = (row: DeliveryRow) => `delivery ${row.id} (${row.source} delivery ID ${row.deliveryId}) at ${time(row.receivedAt)}`;
+
+/** The decision on a receipt in words: what it matched, and where the work it is about stands now. */
+export function explainDelivery(view: DeliveryView): string {
+  const tasks = view.tasks.length > 0 ? `; ${view.tasks.map(taskInWords).join('; ')}` : '';
+  const first = view.matched;
+  switch (view.decision) {
+    case 'accepted':
+      return view.tasks.length > 0
+        ? `accepted — event ${view.eventId} was new, and this delivery created its tasks${tasks}`
+        : `accepted — event ${view.eventId} was new; no configured action takes topic ${view.topic ?? '(none)'}, so no task was created`;
+    case 'duplicate_delivery':
+      return `duplicate_delivery — the sender retried: delivery ID ${view.deliveryId} first arrived in ${first ? receipt(first) : 'an earlier delivery'}; nothing new was created${tasks}`;
+    case 'duplicate_event':
+      return `duplicate_event — event ${view.eventId} first arrived in ${first ? receipt(first) : 'an earlier delivery'} (another subscription, or a resend under a new delivery ID); nothing new was created${tasks}`;
+    case 'duplicate_task':
+      return `duplicate_task — event ${view.eventId} was new, but every task it names already existed, created by ${first ? `${receipt(first)} for event ${first.eventId}` : 'an earlier delivery'} (the source's taskKey names them alike)${tasks}`;
+    default:
+      return `${view.decision}${tasks}`;
+  }
+}
+
+export interface TaskExplanation {
+  /** Where the task stands, in one sentence. */
+  summary: string;
+  /** What a person must decide now, or null when nothing waits for one. */
+  nextDecision: string | null;
+  /** The decisions allowed from its state. */
+  allowedActions: TaskDecision[];
+}
+
+export function explainTask(task: TaskView): TaskExplanation {
+  const last = task.ledger[task.ledger.length - 1];
+  const lastWords = last
+    ? `; last ${last.kind} #${last.number}: ${last.class ?? 'in flight'}${last.responseStatus ? ` (HTTP ${last.responseStatus})` : ''}`
+    : '';
+  const tries = `${task.attempts} send${task.attempts === 1 ? '' : 's'}${task.lookups > 0 ? `, ${task.lookups} lookup${task.lookups === 1 ? '' : 's'}` : ''}`;
+  const why = task.lastError ? ` — ${task.lastError}` : '';
+  const by = task.owner ? ` ${task.owner} has it.` : ' Nobody has taken it yet.';
+  const next: Record<string, string | null> = {
+    [TASK_STATES.awaitingApproval]: `Approve the first send of the stored bytes (sha256 ${task.bodySha256.slice(0, 12)}…), or cancel it.${by}`,
+    [TASK_STATES.needsReview]: `Find out whether ${task.action} already made the effect. If it did, resolve with its reference; if it did not, retry; if it must not happen, cancel.${by}`,
+    [TASK_STATES.outcomeUnknown]: `oncehook is reconciling it (next look ${time(task.nextAttemptAt)}); if you already know the answer, resolve, retry or cancel.${by}`,
+    [TASK_STATES.failed]: `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
+  };
+  return {
+    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}`,
+    nextDecision: next[task.state] ?? null,
+    allowedActions: decisionsFor(task.state),
+  };
+}

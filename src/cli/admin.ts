@@ -1,0 +1,197 @@
+import { Command, Option } from 'commander';
+import { call, CliError, EXIT, query, type Connection } from './client.ts';
+import * as views from './views.ts';
+
+interface Common {
+  url: string;
+  token?: string;
+  json?: boolean;
+}
+
+/** Adds a subcommand speaking to a running oncehook: --url, --token, --json, and the exit codes of client.ts. */
+function adminCommand(program: Command, name: string, description: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .addOption(new Option('--url <url>', 'the oncehook to ask').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
+    .addOption(new Option('--token <token>', 'an admin token').env('ONCEHOOK_ADMIN_TOKEN'))
+    .option('--json', 'print the API answer as JSON, for scripts')
+    .exitOverride((error) => {
+      process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+    });
+}
+
+/** Runs one command: prints the answer (JSON or for people) or the error, and sets the exit code. */
+function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => Promise<{ answer: unknown; text: string }>) {
+  return async (...args: A) => {
+    const options = args[args.length - 2] as Common;
+    try {
+      const { answer, text } = await work({ url: options.url, token: options.token }, ...args);
+      console.log(options.json ? JSON.stringify(answer) : text);
+    } catch (error) {
+      if (!(error instanceof CliError)) throw error;
+      if (options.json) console.log(JSON.stringify({ error: { message: error.message } }));
+      console.error(`oncehook: ${error.message}`);
+      process.exitCode = error.exitCode;
+    }
+  };
+}
+
+const page = (o: { limit?: string; cursor?: string; order?: string }) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
+const paging = (command: Command) =>
+  command
+    .option('--limit <n>', 'how many (1–500, default 50)')
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .addOption(new Option('--order <order>', 'newest first, or oldest first').choices(['desc', 'asc']));
+
+const note = () => new Option('--note <text>', 'why: recorded with your token label').makeOptionMandatory();
+
+export function addAdminCommands(program: Command): void {
+  paging(
+    adminCommand(program, 'deliveries', 'list received deliveries and the decision taken on each')
+      .option('--source <id>')
+      .addOption(new Option('--decision <decision>').choices(['accepted', 'duplicate_delivery', 'duplicate_event', 'duplicate_task']))
+      .option('--event-id <id>')
+      .option('--delivery-id <id>', "the sender's delivery ID"),
+  ).action(
+    run(async (c, o: any) => {
+      const answer = await call(c, 'GET', `/api/deliveries${query({ source: o.source, decision: o.decision, eventId: o.eventId, deliveryId: o.deliveryId, ...page(o) })}`);
+      return { answer, text: views.deliveriesView(answer) };
+    }),
+  );
+
+  paging(
+    adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
+      .option('--state <states>', 'one state or several, comma-separated')
+      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval')
+      .option('--source <id>')
+      .option('--action <id>')
+      .option('--owner <name>'),
+  ).action(
+    run(async (c, o: any) => {
+      const state = o.attention ? 'needs_review,outcome_unknown,failed,awaiting_approval' : o.state;
+      const answer = await call(c, 'GET', `/api/tasks${query({ state, source: o.source, action: o.action, owner: o.owner, ...page(o) })}`);
+      return { answer, text: views.tasksView(answer) };
+    }),
+  );
+
+  const fetchOne = (c: Connection, id: string) =>
+    id.startsWith('d_') ? call(c, 'GET', `/api/deliveries/${encodeURIComponent(id)}`) : call(c, 'GET', `/api/tasks/${encodeURIComponent(id)}`);
+
+  adminCommand(program, 'show', 'a delivery (d_…) or a task (t_…) in full: decision, attempts, operator actions')
+    .argument('<id>')
+    .action(
+      run(async (c, id: string) => {
+        const answer = await fetchOne(c, id);
+        return { answer, text: id.startsWith('d_') ? views.deliveryView(answer) : views.taskView(answer) };
+      }),
+    );
+
+  adminCommand(program, 'explain', 'why a delivery was decided as it was, or what a task waits for')
+    .argument('<id>')
+    .action(
+      run(async (c, id: string) => {
+        const answer = await fetchOne(c, id);
+        const explanation = id.startsWith('d_') ? answer.explanation : views.taskExplanation(answer);
+        return { answer: { id, explanation, nextDecision: answer.nextDecision ?? null }, text: explanation };
+      }),
+    );
+
+  for (const [kind, what] of [
+    ['approve', 'let the first send of an awaiting_approval task go'],
+    ['cancel', 'decide a task must not happen'],
+  ] as const) {
+    adminCommand(program, kind, what)
+      .argument('<task>')
+      .addOption(note())
+      .action(
+        run(async (c, id: string, o: any) => {
+          const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
+          return { answer, text: views.taskExplanation(answer) };
+        }),
+      );
+  }
+
+  adminCommand(program, 'resolve', 'confirm the effect of a task exists, with its reference')
+    .argument('<task>')
+    .addOption(new Option('--reference <ref>', 'what the downstream calls the effect').makeOptionMandatory())
+    .addOption(note())
+    .action(
+      run(async (c, id: string, o: any) => {
+        const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/resolve`, { reference: o.reference, note: o.note });
+        return { answer, text: views.taskExplanation(answer) };
+      }),
+    );
+
+  for (const [kind, what] of [
+    ['retry', 'send a task again; without a task ID, every task the filters select (try --dry-run first)'],
+    ['replay', 'a deliberate second effect: a new task with the same bytes; without an ID, every task the filters select'],
+  ] as const) {
+    adminCommand(program, kind, what)
+      .argument('[task]')
+      .addOption(note())
+      .option('--state <states>', 'bulk: one state or several, comma-separated')
+      .option('--source <id>', 'bulk: only this source')
+      .option('--action <id>', 'bulk: only this action')
+      .option('--dry-run', 'bulk: count the tasks it would change, and change nothing')
+      .action(
+        run(async (c, id: string | undefined, o: any) => {
+          if (id !== undefined) {
+            const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
+            return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
+          }
+          const state = o.state?.split(',').map((s: string) => s.trim());
+          const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
+            state,
+            source: o.source,
+            action: o.action,
+            note: o.note,
+            dryRun: Boolean(o.dryRun),
+          });
+          return {
+            answer,
+            text: answer.dryRun
+              ? `${kind} would change ${answer.count} task${answer.count === 1 ? '' : 's'}; run again without --dry-run to do it`
+              : `${kind}: ${answer.count} task${answer.count === 1 ? '' : 's'} changed${answer.count > 0 ? `\n${answer.tasks.join('\n')}` : ''}`,
+          };
+        }),
+      );
+  }
+
+  adminCommand(program, 'assign', 'name who is looking at a task (--none to unassign)')
+    .argument('<task>')
+    .argument('[owner]')
+    .option('--none', 'nobody')
+    .option('--note <text>')
+    .action(
+      run(async (c, id: string, owner: string | undefined, o: any) => {
+        if (!owner && !o.none) throw new CliError('name an owner, or pass --none', EXIT.usage);
+        const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/assign`, { owner: o.none ? null : owner, note: o.note });
+        return { answer, text: views.taskExplanation(answer) };
+      }),
+    );
+
+  adminCommand(program, 'destinations', 'downstream origins: open, cooling down, or paused after a 401/403').action(
+    run(async (c) => {
+      const answer = await call(c, 'GET', '/api/destinations');
+      return { answer, text: views.destinationsView(answer) };
+    }),
+  );
+
+  adminCommand(program, 'resume', 'resume a destination paused after a 401/403, once its credentials are fixed')
+    .argument('<origin>', 'e.g. https://crm.example')
+    .addOption(note())
+    .action(
+      run(async (c, origin: string, o: any) => {
+        const answer = await call(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
+        return { answer, text: views.destinationsView(answer) };
+      }),
+    );
+
+  adminCommand(program, 'stats', 'events, duplicates by kind, attempts, confirmed effects, unresolved work and its age').action(
+    run(async (c) => {
+      const answer = await call(c, 'GET', '/api/stats');
+      return { answer, text: views.statsView(answer) };
+    }),
+  );
+}

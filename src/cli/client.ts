@@ -1,0 +1,53 @@
+/** Exit codes of the admin commands: 1 the API refused (400, 404, 409); 2 usage, connection or authentication. */
+export const EXIT = { refused: 1, usage: 2 } as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface Connection {
+  url: string;
+  token: string | undefined;
+}
+
+/** Calls the admin API and returns its JSON; every failure becomes a CliError with the API's own message. */
+export async function call(connection: Connection, method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+  if (!connection.token) throw new CliError('no admin token: set ONCEHOOK_ADMIN_TOKEN or pass --token', EXIT.usage);
+  const target = new URL(path, connection.url);
+  let response: Response;
+  try {
+    response = await fetch(target, {
+      method,
+      headers: { authorization: `Bearer ${connection.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    const cause = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
+    throw new CliError(`cannot reach oncehook at ${connection.url}: ${cause} (set ONCEHOOK_URL or pass --url)`, EXIT.usage);
+  }
+  const text = await response.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    throw new CliError(`${method} ${target} answered ${response.status} with something other than JSON: is --url oncehook?`, EXIT.usage);
+  }
+  if (response.ok) return json;
+  const message = json?.error?.message ?? `${response.status} ${response.statusText}`;
+  if (response.status === 401 || response.status === 403) throw new CliError(`${message} (the token was refused)`, EXIT.usage);
+  if ([400, 404, 409].includes(response.status) && json?.error?.code !== 'admin_api_off') throw new CliError(message, EXIT.refused);
+  throw new CliError(`${response.status}: ${message}`, EXIT.usage);
+}
+
+/** A query string from the options that are set. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}

@@ -1,0 +1,98 @@
+import { age, cut, fields, seconds, table } from './table.ts';
+
+/** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
+
+export function deliveriesView(page: any): string {
+  const rows = page.items.map((d: any) => [d.id, age(d.receivedAt), d.source, d.decision, d.eventId, d.deliveryId]);
+  return withNext(table(['ID', 'AGE', 'SOURCE', 'DECISION', 'EVENT', 'DELIVERY ID'], rows, 40), page);
+}
+
+export function tasksView(page: any): string {
+  const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), t.lastError ?? t.resultReference]);
+  return withNext(table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'LAST ERROR / REFERENCE'], rows, 50), page);
+}
+
+function withNext(text: string, page: any): string {
+  if (page.items.length === 0) return '(none)';
+  return page.hasMore ? `${text}\n\nmore: --cursor ${page.nextCursor}` : text;
+}
+
+export function deliveryView(view: any): string {
+  return [
+    view.explanation,
+    '',
+    fields([
+      ['receipt', view.id],
+      ['source', view.source],
+      ['delivery ID', view.deliveryId],
+      ['event ID', view.eventId],
+      ['topic', view.topic],
+      ['received', `${view.receivedAt} (${age(view.receivedAt)} ago)`],
+      ['matched', view.matched?.id],
+      ['body', `${view.bodyBytes} bytes, sha256 ${view.bodySha256}`],
+    ]),
+    ...(view.tasks.length > 0 ? ['', table(['TASK', 'ACTION', 'STATE', 'REFERENCE / ERROR'], view.tasks.map((t: any) => [t.id, t.action, t.state, t.resultReference ?? t.lastError]))] : []),
+    ...(view.repeats.length > 0 ? ['', `repeated by: ${view.repeats.map((r: any) => `${r.id} (${r.decision})`).join(', ')}`] : []),
+  ].join('\n');
+}
+
+export function taskExplanation(task: any): string {
+  return [task.summary, ...(task.nextDecision ? [`next: ${task.nextDecision}`] : []), ...(task.allowedActions.length > 0 ? [`allowed: ${task.allowedActions.join(', ')}`] : [])].join('\n');
+}
+
+export function taskView(task: any): string {
+  const attempts = task.ledger.map((a: any) => [
+    `${a.kind} #${a.number}`,
+    age(a.startedAt),
+    a.responseStatus,
+    a.class ?? 'in flight',
+    a.durationMs === null ? null : `${a.durationMs}ms`,
+    a.reference ?? a.error,
+  ]);
+  const actions = task.operatorActions.map((o: any) => [o.kind, age(o.createdAt), o.actor, cut(o.note, 60)]);
+  return [
+    taskExplanation(task),
+    '',
+    fields([
+      ['task', task.id],
+      ['state', task.state],
+      ['action', `${task.source}/${task.action}`],
+      ['event', task.eventId],
+      ['delivery', task.deliveryId],
+      ['owner', task.owner],
+      ['reference', task.resultReference],
+      ['last error', task.lastError],
+      ['replay of', task.replayOf],
+      ['replays', task.replays.map((r: any) => r.id).join(', ') || null],
+      ['created', `${task.createdAt} (${age(task.createdAt)} ago)`],
+    ]),
+    '',
+    attempts.length > 0 ? table(['ATTEMPT', 'AGO', 'HTTP', 'CLASS', 'TOOK', 'REFERENCE / ERROR'], attempts) : 'no attempts yet',
+    ...(actions.length > 0 ? ['', table(['DECISION', 'AGO', 'BY', 'NOTE'], actions)] : []),
+  ].join('\n');
+}
+
+export function statsView(stats: any): string {
+  return [
+    fields([
+      ['events', stats.events],
+      ['deliveries', stats.deliveries],
+      ...Object.entries(stats.decisions).map(([decision, n]) => [`  ${decision}`, n as number] as [string, number]),
+      ['confirmed effects', stats.confirmedEffects],
+      ['unresolved tasks', `${stats.unresolved.count} (oldest ${seconds(stats.unresolved.oldestAgeSeconds)})`],
+      ['needing a person', `${stats.needsAttention.count} (oldest ${seconds(stats.needsAttention.oldestAgeSeconds)})`],
+      ['paused destinations', stats.pausedDestinations],
+    ]),
+    '',
+    table(['STATE', 'TASKS', 'OLDEST'], stats.tasks.map((s: any) => [s.state, s.count, seconds(s.oldestAgeSeconds)])),
+    '',
+    table(['ATTEMPT CLASS', 'COUNT'], Object.entries(stats.attempts).map(([k, n]) => [k, n as number])),
+  ].join('\n');
+}
+
+export function destinationsView(answer: any): string {
+  return table(
+    ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'REASON'],
+    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, d.actions.join(', '), d.pausedReason]),
+  );
+}

@@ -1,0 +1,39 @@
+import { TASK_STATES, type TaskState } from './decisions.ts';
+
+const S = TASK_STATES;
+
+/**
+ * From which states a person may take each decision. `in_progress` is never among them: an attempt holds a
+ * lease, and its answer decides; a person acts once it has. The guarded statements in atomic.ts and the
+ * 409 messages both read this table, so they cannot disagree.
+ */
+export const OPERATOR_RULES = {
+  approve: { from: [S.awaitingApproval], does: 'lets the first send of the stored bytes go' },
+  resolve: {
+    from: [S.awaitingApproval, S.pending, S.outcomeUnknown, S.needsReview, S.failed],
+    does: 'confirms the effect exists, with a reference',
+  },
+  retry: { from: [S.outcomeUnknown, S.needsReview, S.failed], does: 'decides it is safe to send again' },
+  cancel: {
+    from: [S.awaitingApproval, S.pending, S.outcomeUnknown, S.needsReview, S.failed],
+    does: 'decides it must not happen',
+  },
+  replay: { from: [S.succeeded, S.failed, S.cancelled], does: 'makes a deliberate second effect as a new task' },
+  assign: {
+    from: [S.awaitingApproval, S.pending, S.inProgress, S.outcomeUnknown, S.needsReview, S.failed],
+    does: 'names who is looking at it',
+  },
+} as const satisfies Record<string, { from: readonly TaskState[]; does: string }>;
+
+export type OperatorKind = keyof typeof OPERATOR_RULES;
+export const TASK_DECISIONS = ['approve', 'resolve', 'retry', 'cancel', 'replay'] as const satisfies readonly OperatorKind[];
+export type TaskDecision = (typeof TASK_DECISIONS)[number];
+
+/** The states in which a task waits for a person, in the order the attention queue shows them. */
+export const NEEDS_ATTENTION: readonly TaskState[] = [S.needsReview, S.outcomeUnknown, S.failed, S.awaitingApproval];
+
+export const allowedFrom = (kind: OperatorKind, state: string): boolean =>
+  (OPERATOR_RULES[kind].from as readonly string[]).includes(state);
+
+/** The decisions a person can take on a task in `state`. */
+export const decisionsFor = (state: string): TaskDecision[] => TASK_DECISIONS.filter((kind) => allowedFrom(kind, state));

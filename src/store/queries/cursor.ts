@@ -1,0 +1,82 @@
+import { sql, type SQL } from 'drizzle-orm';
+
+/**
+ * Cursor pages that neither skip nor repeat while rows are being inserted.
+ *
+ * An identity column or a timestamp is taken when a row is inserted, not when it commits: a transaction that
+ * took seq 41 may commit after one that took 42, so a reader who already paged past 42 would never see 41.
+ * Instead every row carries the ID of the transaction that inserted it (`txid`, an xid8), and a page shows
+ * only rows below the horizon: the oldest transaction still running. Every transaction below it has
+ * finished, so the set of rows below it only ever grows at the top: a row committed later always sorts
+ * above every row already shown. Paging on (txid, tiebreak) in either direction then shows each row exactly
+ * once. The price: a row appears once every older transaction has finished — ingest commits in milliseconds.
+ *
+ * Transaction IDs are shared by every database on the server, so `pg_snapshot_xmin` alone would let a long
+ * transaction in some other database hold our lists back. The horizon skips the running transactions that
+ * pg_stat_activity places in another database; one it cannot place (a prepared transaction, a session the
+ * role may not see, one that ended meanwhile) still counts — erring late, never skipping.
+ */
+export const horizon = sql`coalesce(
+  (select min(x) from pg_snapshot_xip(pg_current_snapshot()) x
+   where x::text::bigint % 4294967296 not in (
+     select backend_xid::text::bigint from pg_stat_activity
+     where backend_xid is not null and datname is distinct from current_database())),
+  pg_snapshot_xmax(pg_current_snapshot()))`;
+
+export type Order = 'asc' | 'desc';
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string | undefined;
+  /** `desc` (newest first, the default) or `asc` (oldest first: a script following along). */
+  order: Order;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Where the next page starts: the last item's position, or the request's cursor when this page is empty. */
+  nextCursor: string | null;
+  /** Whether another page is ready now. In `asc` order more may come later from the same cursor. */
+  hasMore: boolean;
+}
+
+interface Position {
+  txid: string;
+  tiebreak: string;
+}
+
+export function encodeCursor(position: Position): string {
+  return Buffer.from(`${position.txid}:${position.tiebreak}`).toString('base64url');
+}
+
+/** The position a cursor names, or null when it is not one this API gave out. */
+export function decodeCursor(cursor: string): Position | null {
+  const match = /^(\d{1,20}):(.{1,200})$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return match ? { txid: match[1]!, tiebreak: match[2]! } : null;
+}
+
+/** The `where` and `order by` of one page over (txid, tiebreak); `tiebreakType` casts the cursor's part. */
+export function pageClauses(request: PageRequest, txid: SQL, tiebreak: SQL, tiebreakType: 'bigint' | 'text') {
+  const parts: SQL[] = [sql`${txid} < ${horizon}`];
+  if (request.cursor) {
+    const at = decodeCursor(request.cursor);
+    if (!at) throw new Error('unchecked cursor: the API validates cursors before a query');
+    const position = sql`(${at.txid}::xid8, ${at.tiebreak}::${sql.raw(tiebreakType)})`;
+    parts.push(request.order === 'asc' ? sql`(${txid}, ${tiebreak}) > ${position}` : sql`(${txid}, ${tiebreak}) < ${position}`);
+  }
+  const direction = sql.raw(request.order === 'asc' ? 'asc' : 'desc');
+  return { where: sql.join(parts, sql` and `), orderBy: sql`${txid} ${direction}, ${tiebreak} ${direction}`, limit: request.limit + 1 };
+}
+
+/** Cuts the extra row fetched to learn whether another page is ready. */
+export function toPage<T>(rows: (T & { cursorTxid: string; cursorTiebreak: string })[], request: PageRequest): Page<T> {
+  const hasMore = rows.length > request.limit;
+  const kept = rows.slice(0, request.limit);
+  const last = kept[kept.length - 1];
+  const items = kept.map(({ cursorTxid: _t, cursorTiebreak: _k, ...item }) => item as unknown as T);
+  return {
+    items,
+    nextCursor: last ? encodeCursor({ txid: last.cursorTxid, tiebreak: String(last.cursorTiebreak) }) : (request.cursor ?? null),
+    hasMore,
+  };
+}

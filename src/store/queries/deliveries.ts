@@ -1,0 +1,112 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../connect.ts';
+import { pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
+import { rowsOf } from './rows.ts';
+
+export interface DeliveryFilter {
+  source?: string | undefined;
+  decision?: string | undefined;
+  eventId?: string | undefined;
+  deliveryId?: string | undefined;
+}
+
+export interface DeliveryRow {
+  id: string;
+  source: string;
+  deliveryId: string;
+  eventId: string;
+  topic: string | null;
+  receivedAt: Date;
+  decision: string;
+  matchedDeliveryId: string | null;
+  bodyBytes: number;
+}
+
+const columns = sql`d.id, d.source, d.delivery_id as "deliveryId", d.event_id as "eventId", d.topic,
+  d.received_at as "receivedAt", d.decision, d.matched_delivery_id as "matchedDeliveryId", d.body_bytes as "bodyBytes"`;
+
+export async function listDeliveries(db: Db, filter: DeliveryFilter, request: PageRequest): Promise<Page<DeliveryRow>> {
+  const page = pageClauses(request, sql`d.txid`, sql`d.seq`, 'bigint');
+  const where = [page.where];
+  if (filter.source !== undefined) where.push(sql`d.source = ${filter.source}`);
+  if (filter.decision !== undefined) where.push(sql`d.decision = ${filter.decision}`);
+  if (filter.eventId !== undefined) where.push(sql`d.event_id = ${filter.eventId}`);
+  if (filter.deliveryId !== undefined) where.push(sql`d.delivery_id = ${filter.deliveryId}`);
+  const rows = await rowsOf<DeliveryRow & { cursorTxid: string; cursorTiebreak: string }>(
+    db,
+    sql`select ${columns}, d.txid::text as "cursorTxid", d.seq::text as "cursorTiebreak"
+        from deliveries d where ${sql.join(where, sql` and `)}
+        order by ${page.orderBy} limit ${page.limit}`,
+  );
+  return toPage(rows.map(withDates), request);
+}
+
+export interface RelatedTask {
+  id: string;
+  action: string;
+  state: string;
+  resultReference: string | null;
+  lastError: string | null;
+  owner: string | null;
+}
+
+export interface DeliveryView extends DeliveryRow {
+  occurredAt: Date | null;
+  headers: Record<string, string>;
+  contentType: string | null;
+  bodySha256: string;
+  /** The earlier receipt this one repeated (duplicates only). */
+  matched: DeliveryRow | null;
+  /** The receipt that created the tasks this delivery is about, following duplicates back to it. */
+  origin: DeliveryRow | null;
+  /** Those tasks, as they stand now. */
+  tasks: RelatedTask[];
+  /** Later receipts that were decided as repeats of this one. */
+  repeats: DeliveryRow[];
+}
+
+/** One receipt, with what its decision was measured against and the tasks it is about. */
+export async function deliveryView(db: Db, id: string): Promise<DeliveryView | null> {
+  const [delivery] = await rowsOf<DeliveryView>(
+    db,
+    sql`select ${columns}, d.occurred_at as "occurredAt", d.headers, d.content_type as "contentType", d.body_sha256 as "bodySha256"
+        from deliveries d where d.id = ${id}`,
+  );
+  if (!delivery) return null;
+  // A duplicate_event may point at a receipt that was itself a duplicate_task: follow the chain to the
+  // receipt that created the tasks (depth-bounded: each link points strictly earlier).
+  const chain = await rowsOf<DeliveryRow>(
+    db,
+    sql`with recursive chain as (
+          select d.*, 0 as depth from deliveries d where d.id = ${delivery.matchedDeliveryId ?? id}
+          union all
+          select d.*, c.depth + 1 from deliveries d join chain c on d.id = c.matched_delivery_id
+          where c.decision <> 'accepted' and c.depth < 8
+        )
+        select ${columns} from chain d order by d.depth`,
+  );
+  const origin = chain.find((row) => row.decision === 'accepted') ?? null;
+  const [tasks, repeats] = await Promise.all([
+    origin
+      ? rowsOf<RelatedTask>(
+          db,
+          sql`select id, action, state, result_reference as "resultReference", last_error as "lastError", owner
+              from tasks where delivery_id = ${origin.id} order by action`,
+        )
+      : Promise.resolve([]),
+    rowsOf<DeliveryRow>(db, sql`select ${columns} from deliveries d where d.matched_delivery_id = ${id} order by d.seq limit 50`),
+  ]);
+  return {
+    ...withDates(delivery),
+    occurredAt: delivery.occurredAt ? new Date(delivery.occurredAt) : null,
+    matched: delivery.matchedDeliveryId ? (chain[0] ? withDates(chain[0]) : null) : null,
+    origin: origin ? withDates(origin) : null,
+    tasks,
+    repeats: repeats.map(withDates),
+  };
+}
+
+/** Raw SQL returns timestamps as strings on one driver and Dates on the other. */
+function withDates<T extends { receivedAt: Date }>(row: T): T {
+  return { ...row, receivedAt: new Date(row.receivedAt) };
+}

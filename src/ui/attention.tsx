@@ -1,0 +1,99 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { pageOf, pageQuery, readQuery } from '../api/input.ts';
+import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
+import { taskStates } from '../store/queries/stats.ts';
+import { listTasks } from '../store/queries/tasks.ts';
+import { InlineDecisions } from './decide-forms.tsx';
+import type { UiDeps, UiEnv } from './env.ts';
+import { Badge, duration, Id, Time } from './format.tsx';
+import { page } from './layout.tsx';
+
+const query = z.strictObject({ state: z.enum(NEEDS_ATTENTION as [string, ...string[]]).optional(), ...pageQuery, limit: pageQuery.limit.default(100), order: pageQuery.order.default('asc') });
+
+/** The tasks waiting for a person, oldest first, with what they can decide right in the row. */
+export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
+  const q = readQuery(c, query);
+  const states = q.state ? [q.state] : NEEDS_ATTENTION;
+  const [list, counts] = await Promise.all([listTasks(deps.store.db, { states }, pageOf(q)), taskStates(deps.store.db)]);
+  const count = (state: string) => counts.find((s) => s.state === state)?.count ?? 0;
+  const oldest = (state: string) => counts.find((s) => s.state === state)?.oldestAgeSeconds ?? null;
+  const total = NEEDS_ATTENTION.reduce((n, s) => n + count(s), 0);
+  const back = new URL(c.req.url).pathname + new URL(c.req.url).search;
+  const here = (state?: string) => `/ui/attention${state ? `?state=${state}` : ''}`;
+
+  const body = (
+    <>
+      <h1>Needs attention</h1>
+      <p class="lede">
+        Tasks oncehook will not settle on its own. Find out what happened downstream, then decide: every decision needs a note and is
+        recorded under your name.
+      </p>
+      <div class="tabs">
+        <a href={here()} class={q.state ? undefined : 'here'}>
+          all<span class="n">{total}</span>
+        </a>
+        {NEEDS_ATTENTION.map((state) => (
+          <a href={here(state)} class={q.state === state ? 'here' : undefined} title={count(state) ? `oldest ${duration(oldest(state))}` : undefined}>
+            {state.replaceAll('_', ' ')}
+            <span class="n">{count(state)}</span>
+          </a>
+        ))}
+      </div>
+      <div class="panel">
+        {list.items.length === 0 ? (
+          <div class="empty">Nothing waits for a person. 🎉</div>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Task</th>
+                <th>State</th>
+                <th>Action</th>
+                <th>Event</th>
+                <th>Age</th>
+                <th>Owner</th>
+                <th class="num">Sends</th>
+                <th>Why</th>
+                <th>Decide</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.items.map((task) => (
+                <tr id={task.id}>
+                  <td>
+                    <Id value={task.id} href={`/ui/tasks/${encodeURIComponent(task.id)}`} max={18} />
+                  </td>
+                  <td>
+                    <Badge value={task.state} />
+                  </td>
+                  <td class="nowrap">
+                    {task.source}/<strong>{task.action}</strong>
+                  </td>
+                  <td>
+                    <Id value={task.eventId} max={16} />
+                  </td>
+                  <td class="nowrap">
+                    <Time at={task.createdAt} />
+                  </td>
+                  <td>{task.owner ?? <span class="muted">nobody</span>}</td>
+                  <td class="num">{task.attempts}</td>
+                  <td class="wrap err">{task.lastError ?? ''}</td>
+                  <td>
+                    <InlineDecisions taskId={task.id} state={task.state} csrf={c.get('csrf')} back={back} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+      {list.hasMore && list.nextCursor ? (
+        <div class="pager">
+          <a href={`/ui/attention?${new URLSearchParams({ ...(q.state ? { state: q.state } : {}), cursor: list.nextCursor })}`}>Next page →</a>
+        </div>
+      ) : null}
+    </>
+  );
+  return page(c, deps, 'attention', 'Needs attention', body);
+}

@@ -1,0 +1,244 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { explainDelivery } from '../api/explain.ts';
+import { pageOf, pageQuery, readQuery } from '../api/input.ts';
+import { HttpError } from '../errors.ts';
+import { DECISIONS } from '../store/decisions.ts';
+import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
+import type { UiDeps, UiEnv } from './env.ts';
+import { Badge, bytes, Id, Time } from './format.tsx';
+import { page } from './layout.tsx';
+
+// An empty filter field arrives as "": it means "any".
+const blank = (schema: z.ZodType<string>) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+const listQuery = z.strictObject({
+  source: blank(z.string().max(200)),
+  decision: blank(z.enum(Object.values(DECISIONS) as [string, ...string[]])),
+  eventId: blank(z.string().max(500)),
+  ...pageQuery,
+});
+
+const deliveryHref = (id: string) => `/ui/deliveries/${encodeURIComponent(id)}`;
+
+function DeliveryTable({ rows }: { rows: DeliveryRow[] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Received</th>
+          <th>Receipt</th>
+          <th>Source</th>
+          <th>Decision</th>
+          <th>Topic</th>
+          <th>Event ID</th>
+          <th>Sender's delivery ID</th>
+          <th class="num">Size</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr>
+            <td class="nowrap">
+              <Time at={row.receivedAt} />
+            </td>
+            <td>
+              <Id value={row.id} href={deliveryHref(row.id)} max={20} />
+            </td>
+            <td>{row.source}</td>
+            <td>
+              <Badge value={row.decision} />
+            </td>
+            <td class="nowrap">{row.topic ?? <span class="muted">—</span>}</td>
+            <td>
+              <Id value={row.eventId} max={28} />
+            </td>
+            <td>
+              <Id value={row.deliveryId} max={28} />
+            </td>
+            <td class="num">{bytes(row.bodyBytes)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Every verified receipt with its decision, newest first, filtered by source, decision and event ID. */
+export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
+  const q = readQuery(c, listQuery);
+  const filter = { source: q.source, decision: q.decision, eventId: q.eventId };
+  const list = await listDeliveries(deps.store.db, filter, pageOf(q));
+  const keep = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  const filtered = Object.keys(keep).length > 0;
+  const body = (
+    <>
+      <h1>Deliveries</h1>
+      <p class="lede">Every verified receipt and what oncehook decided about it. Open one to see why.</p>
+      <form class="filters" method="get" action="/ui/deliveries">
+        <div class="field">
+          <label for="source">Source</label>
+          <select id="source" name="source">
+            <option value="">any</option>
+            {Object.keys(deps.config.sources).map((source) => (
+              <option value={source} selected={q.source === source}>
+                {source}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="decision">Decision</label>
+          <select id="decision" name="decision">
+            <option value="">any</option>
+            {Object.values(DECISIONS).map((decision) => (
+              <option value={decision} selected={q.decision === decision}>
+                {decision.replaceAll('_', ' ')}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="eventId">Event ID</label>
+          <input id="eventId" name="eventId" value={q.eventId ?? ''} placeholder="exact event ID" />
+        </div>
+        <button type="submit" class="primary">
+          Filter
+        </button>
+        {filtered ? <a href="/ui/deliveries">clear</a> : null}
+      </form>
+      <div class="panel">{list.items.length === 0 ? <div class="empty">No deliveries{filtered ? ' match' : ' yet'}.</div> : <DeliveryTable rows={list.items} />}</div>
+      <div class="pager">
+        {q.cursor ? <a href={`/ui/deliveries?${new URLSearchParams(keep)}`}>Newest</a> : null}
+        {list.hasMore && list.nextCursor ? <a href={`/ui/deliveries?${new URLSearchParams({ ...keep, cursor: list.nextCursor })}`}>Older →</a> : null}
+      </div>
+    </>
+  );
+  return page(c, deps, 'deliveries', 'Deliveries', body);
+}
+
+/** One receipt: its decision in words, what it matched, and the tasks it is about as they stand now. */
+export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
+  const id = c.req.param('id') ?? '';
+  const view = await deliveryView(deps.store.db, id);
+  if (!view) throw new HttpError(404, 'unknown_delivery', `no delivery ${id}`);
+  const body = (
+    <>
+      <h1>
+        <span>Delivery</span> <Id value={view.id} max={80} /> <Badge value={view.decision} />
+      </h1>
+      <p class="lede">{explainDelivery(view)}</p>
+      <div class="panel">
+        <dl class="facts">
+          <dt>Source</dt>
+          <dd>{view.source}</dd>
+          <dt>Topic</dt>
+          <dd>{view.topic ?? <span class="muted">—</span>}</dd>
+          <dt>Event ID</dt>
+          <dd>
+            <Id value={view.eventId} href={`/ui/deliveries?${new URLSearchParams({ eventId: view.eventId })}`} max={60} />
+          </dd>
+          <dt>Sender's delivery ID</dt>
+          <dd>
+            <Id value={view.deliveryId} max={60} />
+          </dd>
+          <dt>Received</dt>
+          <dd>
+            <Time at={view.receivedAt} />
+          </dd>
+          <dt>Occurred</dt>
+          <dd>
+            <Time at={view.occurredAt} />
+          </dd>
+          <dt>Body</dt>
+          <dd>
+            {bytes(view.bodyBytes)} {view.contentType ? <span class="muted">· {view.contentType}</span> : null}
+          </dd>
+          <dt>sha256</dt>
+          <dd>
+            <code class="id" title={view.bodySha256}>
+              {view.bodySha256.slice(0, 16)}…
+            </code>
+          </dd>
+          {view.matched ? (
+            <>
+              <dt>Matched</dt>
+              <dd>
+                <Id value={view.matched.id} href={deliveryHref(view.matched.id)} /> <Badge value={view.matched.decision} />
+              </dd>
+            </>
+          ) : null}
+          {view.origin && view.origin.id !== view.id ? (
+            <>
+              <dt>Tasks created by</dt>
+              <dd>
+                <Id value={view.origin.id} href={deliveryHref(view.origin.id)} />
+              </dd>
+            </>
+          ) : null}
+        </dl>
+      </div>
+
+      <h2>Tasks</h2>
+      <div class="panel">
+        {view.tasks.length === 0 ? (
+          <div class="empty">No task: no configured action takes this topic.</div>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Task</th>
+                <th>Action</th>
+                <th>State</th>
+                <th>Owner</th>
+                <th>Reference</th>
+                <th>Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {view.tasks.map((task) => (
+                <tr>
+                  <td>
+                    <Id value={task.id} href={`/ui/tasks/${encodeURIComponent(task.id)}`} />
+                  </td>
+                  <td>{task.action}</td>
+                  <td>
+                    <Badge value={task.state} />
+                  </td>
+                  <td>{task.owner ?? <span class="muted">—</span>}</td>
+                  <td>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</td>
+                  <td class="wrap err">{task.lastError ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      {view.repeats.length > 0 ? (
+        <>
+          <h2>Later repeats of this receipt</h2>
+          <div class="panel">
+            <DeliveryTable rows={view.repeats} />
+          </div>
+        </>
+      ) : null}
+
+      <h2>Headers</h2>
+      <div class="panel">
+        <table>
+          <tbody>
+            {Object.entries(view.headers ?? {}).map(([name, value]) => (
+              <tr>
+                <th>{name}</th>
+                <td class="wrap">
+                  <code>{value}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+  return page(c, deps, 'deliveries', `Delivery ${view.id}`, body);
+}

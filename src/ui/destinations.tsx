@@ -1,0 +1,63 @@
+import type { Context } from 'hono';
+import { destinations } from '../api/destinations.ts';
+import type { UiDeps, UiEnv } from './env.ts';
+import { Badge, Time } from './format.tsx';
+import { Csrf, page } from './layout.tsx';
+
+/** Each downstream origin's standing, and the way out of a pause once its credentials are fixed. */
+export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
+  const items = await destinations(deps.store, deps.config);
+  const body = (
+    <>
+      <h1>Destinations</h1>
+      <p class="lede">
+        A destination cools down after a 429 or 503 and is paused after a 401 or 403 until a person resumes it. Tasks that failed on the
+        refusal stay failed: retry them from the attention queue.
+      </p>
+      <div class="panel">
+        <table>
+          <thead>
+            <tr>
+              <th>Origin</th>
+              <th>Status</th>
+              <th>Actions</th>
+              <th>Why</th>
+              <th>Since / until</th>
+              <th>Resume</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((d) => (
+              <tr>
+                <td>
+                  <code class="id">{d.origin}</code>
+                </td>
+                <td>
+                  <Badge value={d.status} />
+                </td>
+                <td class="wrap">{d.actions.join(', ') || <span class="muted">none configured</span>}</td>
+                <td class="wrap err">{d.pausedReason ?? ''}</td>
+                <td class="nowrap">{d.status === 'paused' ? <Time at={d.pausedAt} /> : d.status === 'cooling' ? <Time at={d.cooldownUntil} /> : <span class="muted">—</span>}</td>
+                <td>
+                  {d.status === 'paused' ? (
+                    <form class="inline" method="post" action="/ui/destinations/resume">
+                      <Csrf token={c.get('csrf')} />
+                      <input type="hidden" name="origin" value={d.origin} />
+                      <input name="note" required placeholder="note: what was fixed" maxlength={2000} aria-label={`note for ${d.origin}`} />
+                      <button type="submit" class="primary">
+                        Resume
+                      </button>
+                    </form>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+  return page(c, deps, 'destinations', 'Destinations', body);
+}

@@ -1,0 +1,14 @@
+import type { Config } from '../config/schema.ts';
+import type { AdminTokens } from '../api/tokens.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/connect.ts';
+
+/** What every dashboard handler knows: who is signed in, and the CSRF token its forms must carry. */
+export type UiEnv = { Variables: { actor: string; csrf: string } };
+
+export interface UiDeps {
+  store: Store;
+  config: Config;
+  tokens: AdminTokens | null;
+  logger: Logger;
+}

@@ -1,0 +1,90 @@
+import type { Context } from 'hono';
+import type { Child } from 'hono/jsx';
+import { raw } from 'hono/html';
+import { attentionCount } from '../store/queries/stats.ts';
+import type { UiDeps, UiEnv } from './env.ts';
+import { takeFlash, type Flash } from './flash.ts';
+
+export type Section = 'attention' | 'deliveries' | 'tasks' | 'stats' | 'destinations';
+
+const NAV: [Section, string, string][] = [
+  ['attention', 'Needs attention', '/ui/attention'],
+  ['deliveries', 'Deliveries', '/ui/deliveries'],
+  ['stats', 'Stats', '/ui/stats'],
+  ['destinations', 'Destinations', '/ui/destinations'],
+];
+
+/** The page shell: head, header with navigation, the flash message, and the page. */
+export function Shell(props: { title: string; children: Child; header?: Child; flash?: Flash | null }) {
+  return (
+    <>
+      {raw('<!DOCTYPE html>')}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{props.title} · oncehook</title>
+          <link rel="stylesheet" href="/ui/style.css" />
+        </head>
+        <body>
+          {props.header}
+          <main>
+            {props.flash ? (
+              <div class={`flash ${props.flash.kind}`} role={props.flash.kind === 'error' ? 'alert' : 'status'}>
+                {props.flash.text}
+              </div>
+            ) : null}
+            {props.children}
+          </main>
+        </body>
+      </html>
+    </>
+  );
+}
+
+function Header({ here, actor, csrf, attention }: { here: Section | null; actor: string; csrf: string; attention: number }) {
+  return (
+    <header class="top">
+      <div class="bar">
+        <a class="brand" href="/ui/attention">
+          once<span>hook</span>
+        </a>
+        <nav>
+          {NAV.map(([section, label, href]) => (
+            <a href={href} class={section === here ? 'here' : undefined}>
+              {label}
+              {section === 'attention' && attention > 0 ? <span class="count">{attention}</span> : null}
+            </a>
+          ))}
+        </nav>
+        <form class="jump" method="get" action="/ui/go">
+          <input name="id" placeholder="go to t_… or d_…" aria-label="Go to a task or delivery ID" />
+        </form>
+        <div class="who">
+          <span>
+            signed in as <strong>{actor}</strong>
+          </span>
+          <form method="post" action="/ui/logout">
+            <input type="hidden" name="_csrf" value={csrf} />
+            <button type="submit">Log out</button>
+          </form>
+        </div>
+      </div>
+    </header>
+  );
+}
+
+/** Renders a signed-in page: the header knows who is signed in and how many tasks wait for a person. */
+export async function page(c: Context<UiEnv>, deps: UiDeps, here: Section | null, title: string, body: Child, status: 200 | 404 = 200) {
+  const attention = await attentionCount(deps.store.db);
+  const header = <Header here={here} actor={c.get('actor')} csrf={c.get('csrf')} attention={attention} />;
+  return c.html(
+    <Shell title={title} header={header} flash={takeFlash(c)}>
+      {body}
+    </Shell>,
+    status,
+  );
+}
+
+/** The hidden field every form that changes something carries. */
+export const Csrf = ({ token }: { token: string }) => <input type="hidden" name="_csrf" value={token} />;

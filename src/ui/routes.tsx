@@ -1,0 +1,87 @@
+import { Hono, type MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { HttpError } from '../errors.ts';
+import { decideFromForm, resumeFromForm } from './actions.ts';
+import { attentionPage } from './attention.tsx';
+import { deliveriesPage, deliveryPage } from './deliveries.tsx';
+import { destinationsPage } from './destinations.tsx';
+import type { UiDeps, UiEnv } from './env.ts';
+import { requireSession } from './guard.ts';
+import { Shell } from './layout.tsx';
+import { loginRoutes, logout } from './login.tsx';
+import { statsPage } from './stats.tsx';
+import { STYLESHEET } from './styles.ts';
+import { taskPage } from './task.tsx';
+
+/** No scripts at all, styles only from us, forms only to us, never framed. */
+const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header('content-security-policy', "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+  c.header('x-content-type-options', 'nosniff');
+  c.header('referrer-policy', 'same-origin');
+  if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
+};
+
+function Problem({ status, message }: { status: number; message: string }) {
+  return (
+    <Shell title={status === 404 ? 'Not found' : 'Error'}>
+      <div class="login">
+        <div class="panel pad">
+          <h1>{status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that'}</h1>
+          <p>{message}</p>
+          <p>
+            <a href="/ui/attention">← Back to the dashboard</a>
+          </p>
+        </div>
+      </div>
+    </Shell>
+  );
+}
+
+/** The dashboard under `/ui`: server-rendered pages over the same queries and decisions as the admin API. */
+export function uiRoutes(deps: UiDeps): Hono {
+  const app = new Hono<UiEnv>();
+  app.use('*', securityHeaders);
+  app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300' }));
+
+  const { tokens } = deps;
+  if (tokens === null) {
+    app.all('*', (c) => c.html(<Problem status={404} message="The dashboard is off: start oncehook with ONCEHOOK_ADMIN_TOKEN set." />, 404));
+    return app as unknown as Hono;
+  }
+
+  app.route('/', loginRoutes(tokens));
+  app.use('*', requireSession(tokens));
+  app.post('/logout', (c) => logout(c));
+
+  app.get('/', (c) => c.redirect('/ui/attention', 303));
+  app.get('/attention', (c) => attentionPage(c, deps));
+  app.get('/deliveries', (c) => deliveriesPage(c, deps));
+  app.get('/deliveries/:id', (c) => deliveryPage(c, deps));
+  app.get('/tasks/:id', (c) => taskPage(c, deps));
+  app.post('/tasks/:id/:kind{approve|resolve|retry|cancel|replay|assign}', (c) =>
+    decideFromForm(c, deps, c.req.param('kind') as 'approve' | 'resolve' | 'retry' | 'cancel' | 'replay' | 'assign'),
+  );
+  app.get('/stats', (c) => statsPage(c, deps));
+  app.get('/destinations', (c) => destinationsPage(c, deps));
+  app.post('/destinations/resume', (c) => resumeFromForm(c, deps));
+  // The header's jump box: a task or a receipt by its ID.
+  app.get('/go', (c) => {
+    const id = (c.req.query('id') ?? '').trim();
+    if (id.startsWith('t_')) return c.redirect(`/ui/tasks/${encodeURIComponent(id)}`, 303);
+    if (id.startsWith('d_')) return c.redirect(`/ui/deliveries/${encodeURIComponent(id)}`, 303);
+    return c.redirect(`/ui/deliveries?${new URLSearchParams({ eventId: id })}`, 303);
+  });
+
+  app.notFound((c) => c.html(<Problem status={404} message={`There is no dashboard page at ${c.req.path}.`} />, 404));
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) {
+      const status = error.status;
+      const message = error instanceof HttpError ? error.message : 'The request could not be handled.';
+      return c.html(<Problem status={status} message={message} />, status as 400);
+    }
+    deps.logger.error({ err: error, path: c.req.path }, 'unhandled error in the dashboard');
+    return c.html(<Problem status={500} message="An internal error occurred; it has been logged." />, 500);
+  });
+  return app as unknown as Hono;
+}

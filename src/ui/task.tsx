@@ -1,0 +1,212 @@
+import type { Context } from 'hono';
+import { explainTask } from '../api/explain.ts';
+import { HttpError } from '../errors.ts';
+import { taskBodySize } from '../store/queries/task-body.ts';
+import { taskView } from '../store/task-view.ts';
+import { DecisionCards } from './decide-forms.tsx';
+import type { UiDeps, UiEnv } from './env.ts';
+import { Badge, bytes, Id, ms, Time } from './format.tsx';
+import { page } from './layout.tsx';
+
+const taskHref = (id: string) => `/ui/tasks/${encodeURIComponent(id)}`;
+
+/** What an operator action changed, in a few words: its starting state and what it named. */
+function detailWords(detail: Record<string, unknown> | null): string {
+  if (!detail) return '';
+  const parts: string[] = [];
+  if (typeof detail.from === 'string') parts.push(`from ${detail.from}`);
+  for (const key of ['reference', 'owner', 'replay', 'replayOf'] as const) {
+    if (key in detail) parts.push(`${key} ${detail[key] === null ? 'none' : String(detail[key])}`);
+  }
+  if (detail.bulk) parts.push('in bulk');
+  return parts.join(' · ');
+}
+
+/** One task: where it stands, what a person must decide, its run ledger and every decision taken. */
+export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
+  const id = c.req.param('id') ?? '';
+  const [task, size] = await Promise.all([taskView(deps.store.db, id), taskBodySize(deps.store.db, id)]);
+  if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
+  const { summary, nextDecision } = explainTask(task);
+
+  const body = (
+    <>
+      <h1>
+        <span>Task</span> <Id value={task.id} max={80} /> <Badge value={task.state} />
+      </h1>
+      <p class="lede">{summary}</p>
+      {nextDecision ? (
+        <div class="callout">
+          <strong>Next decision.</strong> {nextDecision}
+        </div>
+      ) : null}
+
+      <div class="panel">
+        <dl class="facts">
+          <dt>Action</dt>
+          <dd>
+            {task.source}/<strong>{task.action}</strong>
+          </dd>
+          <dt>Owner</dt>
+          <dd>{task.owner ?? <span class="muted">nobody</span>}</dd>
+          <dt>Event</dt>
+          <dd>
+            <Id value={task.eventId} max={60} /> {task.topic ? <span class="muted">· {task.topic}</span> : null}
+          </dd>
+          <dt>Delivery</dt>
+          <dd>
+            <Id value={task.deliveryId} href={`/ui/deliveries/${encodeURIComponent(task.deliveryId)}`} />
+          </dd>
+          <dt>Created</dt>
+          <dd>
+            <Time at={task.createdAt} />
+          </dd>
+          <dt>Updated</dt>
+          <dd>
+            <Time at={task.updatedAt} />
+          </dd>
+          <dt>Sends · lookups</dt>
+          <dd>
+            {task.attempts} · {task.lookups}
+          </dd>
+          <dt>Next attempt</dt>
+          <dd>{task.state === 'pending' || task.state === 'outcome_unknown' ? <Time at={task.nextAttemptAt} /> : <span class="muted">—</span>}</dd>
+          <dt>Stored body</dt>
+          <dd>
+            {size === null ? <span class="muted">purged by retention</span> : bytes(size)}
+            {task.contentType ? <span class="muted"> · {task.contentType}</span> : null}
+          </dd>
+          <dt>sha256</dt>
+          <dd>
+            <code class="id" title={task.bodySha256}>
+              {task.bodySha256.slice(0, 16)}…
+            </code>
+          </dd>
+          <dt>Reference</dt>
+          <dd>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</dd>
+          <dt>Last error</dt>
+          <dd>{task.lastError ? <span class="err">{task.lastError}</span> : <span class="muted">—</span>}</dd>
+          {task.replayOf ? (
+            <>
+              <dt>Replay of</dt>
+              <dd>
+                <Id value={task.replayOf} href={taskHref(task.replayOf)} />
+              </dd>
+            </>
+          ) : null}
+          {task.afterTaskId ? (
+            <>
+              <dt>Runs after</dt>
+              <dd>
+                <Id value={task.afterTaskId} href={taskHref(task.afterTaskId)} />
+              </dd>
+            </>
+          ) : null}
+        </dl>
+      </div>
+
+      <h2>Decide</h2>
+      <DecisionCards taskId={task.id} state={task.state} owner={task.owner} csrf={c.get('csrf')} />
+
+      <h2>Attempts</h2>
+      <div class="panel">
+        {task.ledger.length === 0 ? (
+          <div class="empty">Not attempted yet.</div>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th class="num">#</th>
+                <th>Kind</th>
+                <th>Started</th>
+                <th class="num">HTTP</th>
+                <th>Class</th>
+                <th class="num">Duration</th>
+                <th>Reference</th>
+                <th>Decision</th>
+                <th>Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {task.ledger.map((attempt) => (
+                <tr>
+                  <td class="num">{attempt.number}</td>
+                  <td>{attempt.kind}</td>
+                  <td class="nowrap">
+                    <Time at={attempt.startedAt} />
+                  </td>
+                  <td class="num">{attempt.responseStatus ?? <span class="muted">—</span>}</td>
+                  <td>{attempt.class ? <Badge value={attempt.class} /> : <Badge value="in_progress" />}</td>
+                  <td class="num">{ms(attempt.durationMs)}</td>
+                  <td>{attempt.reference ? <code>{attempt.reference}</code> : <span class="muted">—</span>}</td>
+                  <td class="wrap">{attempt.decision ?? <span class="muted">—</span>}</td>
+                  <td class="wrap err">{attempt.error ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      <h2>Operator actions</h2>
+      <div class="panel">
+        {task.operatorActions.length === 0 ? (
+          <div class="empty">No person has decided anything about this task.</div>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Who</th>
+                <th>Decision</th>
+                <th>Note</th>
+                <th>Detail</th>
+              </tr>
+            </thead>
+            <tbody>
+              {task.operatorActions.map((action) => (
+                <tr>
+                  <td class="nowrap">
+                    <Time at={action.createdAt} />
+                  </td>
+                  <td>
+                    <strong>{action.actor}</strong>
+                  </td>
+                  <td>{action.kind}</td>
+                  <td class="wrap">{action.note}</td>
+                  <td class="muted">{detailWords(action.detail ?? null)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      {task.replays.length > 0 ? (
+        <>
+          <h2>Replays</h2>
+          <div class="panel">
+            <table>
+              <tbody>
+                {task.replays.map((replay) => (
+                  <tr>
+                    <td>
+                      <Id value={replay.id} href={taskHref(replay.id)} />
+                    </td>
+                    <td>
+                      <Badge value={replay.state} />
+                    </td>
+                    <td>
+                      <Time at={replay.createdAt} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : null}
+    </>
+  );
+  return page(c, deps, null, `Task ${task.id}`, body);
+}

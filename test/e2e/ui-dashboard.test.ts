@@ -1,0 +1,134 @@
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminApi } from '../support/admin.ts';
+import { post, shopifyDelivery } from '../support/deliveries.ts';
+import { waitFor } from '../support/forwarding.ts';
+import { startHeldTaskRig, type HeldTaskRig } from '../support/held-task.ts';
+
+const TOKENS = { alice: 'alice-ui-token', bob: 'bob-ui-token' };
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
+let rig: HeldTaskRig;
+let browser: Browser;
+let page: Page;
+let held: string;
+let url: string;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [rig, browser] = await Promise.all([
+    startHeldTaskRig(TOKENS),
+    chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
+    }),
+  ]);
+  url = rig.gateway.url;
+  const api = adminApi(url, TOKENS.bob);
+  // Three tasks a person must settle (the downstream hangs, no key, no lookup), one that simply succeeds, one retried delivery.
+  const answers = await Promise.all(
+    ['ui-order-1001', 'ui-order-1002', 'ui-order-1003'].map((eventId) => post(url, 'shop', shopifyDelivery({ eventId, topic: 'orders/hang' }))),
+  );
+  held = answers[0]!.json.tasks[0].id;
+  const ok = shopifyDelivery({ eventId: 'ui-order-2001', topic: 'orders/create' });
+  await post(url, 'shop', ok);
+  await post(url, 'shop', ok);
+  await waitFor(async () => (await api('/api/tasks?state=needs_review')).json.items.length === 3, 20_000);
+  await api(`/api/tasks/${answers[1]!.json.tasks[0].id}/assign`, { body: { owner: 'bob', note: 'looking in the CRM' } });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await rig?.close();
+});
+
+describe('the dashboard in a real browser', () => {
+  it('is unreachable without a session: pages redirect to the login, a POST too', async () => {
+    const get = await fetch(`${url}/ui/attention`, { redirect: 'manual' });
+    expect(get.status).toBe(303);
+    expect(get.headers.get('location')).toBe('/ui/login?next=%2Fui%2Fattention');
+    const decide = await fetch(`${url}/ui/tasks/${held}/resolve`, { method: 'POST', redirect: 'manual', body: new URLSearchParams({ note: 'x', reference: 'y' }) });
+    expect(decide.status).toBe(303);
+    expect(decide.headers.get('location')).toBe('/ui/login');
+  });
+
+  it('logs in with the token into an HttpOnly, SameSite=Strict cookie that is not the token', async () => {
+    await page.goto(`${url}/ui/attention`);
+    expect(new URL(page.url()).pathname).toBe('/ui/login');
+    await page.fill('input[name=token]', 'not-a-token');
+    await page.click('button[type=submit]');
+    await expect.poll(() => page.locator('.flash.error').textContent()).toMatch(/not an admin token/);
+
+    await page.fill('input[name=token]', TOKENS.alice);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${url}/ui/attention`);
+    const [session] = (await page.context().cookies()).filter((cookie) => cookie.name === 'oncehook_session');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/ui', secure: false });
+    expect(session!.value).not.toContain(TOKENS.alice);
+    await expect.poll(() => page.locator('header .who').textContent()).toMatch(/signed in as alice/);
+  });
+
+  it('refuses a POST without the CSRF token, or with a wrong one (403), and changes nothing', async () => {
+    const without = await page.request.post(`${url}/ui/tasks/${held}/cancel`, { form: { note: 'forged' }, maxRedirects: 0 });
+    expect(without.status()).toBe(403);
+    const wrong = await page.request.post(`${url}/ui/tasks/${held}/cancel`, { form: { note: 'forged', _csrf: 'A'.repeat(43) }, maxRedirects: 0 });
+    expect(wrong.status()).toBe(403);
+    const task = await adminApi(url, TOKENS.bob)(`/api/tasks/${held}`);
+    expect(task.json.state).toBe('needs_review');
+  });
+
+  it('finds the needs_review task in the queue, resolves it with a reference and a note, and sees it succeeded', async () => {
+    await page.goto(`${url}/ui/attention`);
+    const row = page.locator(`tr[id="${held}"]`);
+    await expect.poll(() => row.locator('.badge').textContent()).toBe('needs review');
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    await page.screenshot({ path: `${ARTIFACTS}ui-attention.png`, fullPage: true });
+
+    // A refusal is a clear message, not a stack: resolve without a reference.
+    await row.locator('input[name=note]').fill('checked the CRM');
+    await row.locator('button', { hasText: 'Resolve' }).click();
+    await expect.poll(() => page.locator('.flash.error').textContent()).toMatch(/reference of the effect/);
+
+    await row.locator('input[name=note]').fill('found the order in the CRM by hand');
+    await row.locator('input[name=reference]').fill('CRM-4711');
+    await row.locator('button', { hasText: 'Resolve' }).click();
+    await expect.poll(() => page.locator('.flash.ok').textContent()).toMatch(new RegExp(`${held} — Resolved`));
+    expect(await page.locator(`tr[id="${held}"]`).count()).toBe(0);
+
+    await page.goto(`${url}/ui/tasks/${held}`);
+    expect(await page.locator('h1 .badge').textContent()).toBe('succeeded');
+    const actions = page.locator('h2:has-text("Operator actions") + .panel tbody tr');
+    expect(await actions.count()).toBe(1);
+    expect(await actions.first().textContent()).toMatch(/alice.*resolve.*found the order in the CRM by hand.*from needs_review · reference CRM-4711/);
+    const attempts = page.locator('h2:has-text("Attempts") + .panel tbody tr');
+    expect(await attempts.first().locator('.badge').textContent()).toBe('unknown');
+    expect(await page.locator('dl.facts').textContent()).toMatch(/Stored body\s*\d+ B/);
+
+    // A decision the state no longer allows is refused with the API's message.
+    await page.locator('form.decision:has(h3:text("Replay")) textarea').fill('one more');
+    await page.goto(`${url}/ui/tasks/${held}`);
+    await page.screenshot({ path: `${ARTIFACTS}ui-task.png`, fullPage: true });
+  });
+
+  it('refuses a decision the state does not allow with the reason, and shows deliveries and stats', async () => {
+    const csrf = await page.locator('input[name=_csrf]').first().inputValue();
+    const retry = await page.request.post(`${url}/ui/tasks/${held}/retry`, { form: { note: 'again', _csrf: csrf } });
+    expect(retry.status()).toBe(200);
+    await page.goto(`${url}/ui/tasks/${held}`);
+    expect(await page.locator('.flash.error').textContent()).toMatch(/is succeeded; retry is allowed only from outcome_unknown, needs_review, failed/);
+
+    await page.goto(`${url}/ui/deliveries?decision=duplicate_delivery`);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await page.locator('tbody tr a').first().click();
+    expect(await page.locator('p.lede').textContent()).toMatch(/^duplicate_delivery — the sender retried/);
+    await page.screenshot({ path: `${ARTIFACTS}ui-delivery.png`, fullPage: true });
+    await page.goto(`${url}/ui/stats`);
+    await page.screenshot({ path: `${ARTIFACTS}ui-stats.png`, fullPage: true });
+
+    await page.locator('header button', { hasText: 'Log out' }).click();
+    await page.waitForURL(`${url}/ui/login`);
+    await page.goto(`${url}/ui/attention`);
+    expect(new URL(page.url()).pathname).toBe('/ui/login');
+  });
+});

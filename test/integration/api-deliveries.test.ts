@@ -1,0 +1,169 @@
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminApi, ADMIN_TOKEN, setState } from '../support/admin.ts';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { engine } from '../support/engine.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+let gateway: TestGateway;
+let api: ReturnType<typeof adminApi>;
+
+beforeAll(async () => {
+  gateway = await startTestGateway(shopConfig(), { role: 'web', adminToken: ADMIN_TOKEN });
+  api = adminApi(gateway.url);
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const ids = (page: { items: { id: string }[] }) => page.items.map((item) => item.id);
+
+/** Every page from `query` until none is ready, following nextCursor. */
+async function pageThrough(query: string, cursor: string | null = null): Promise<{ seen: string[]; cursor: string | null }> {
+  const seen: string[] = [];
+  for (;;) {
+    const page = await api(`/api/deliveries?${query}${cursor ? `&cursor=${cursor}` : ''}`);
+    expect(page.status).toBe(200);
+    seen.push(...ids(page.json));
+    cursor = page.json.nextCursor;
+    if (!page.json.hasMore) return { seen, cursor };
+  }
+}
+
+describe('GET /api/deliveries', () => {
+  it('answers 401 without a token or with a wrong one, and 400 naming a bad filter', async () => {
+    expect((await api('/api/deliveries', { token: null })).status).toBe(401);
+    expect((await api('/api/deliveries', { token: `${ADMIN_TOKEN}x` })).status).toBe(401);
+    const bad = await api('/api/deliveries?decision=maybe');
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toMatch(/^decision: /);
+    expect((await api('/api/deliveries?limit=501')).json.error.message).toMatch(/^limit/);
+    expect((await api('/api/deliveries?order=sideways')).json.error.message).toMatch(/^order/);
+  });
+
+  it('filters by source, decision, event ID and delivery ID', async () => {
+    const eventId = `filter-${Math.random()}`;
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: `${eventId}-a` }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: `${eventId}-b` }));
+    const byEvent = await api(`/api/deliveries?eventId=${eventId}&source=shop`);
+    expect(byEvent.json.items.map((d: { decision: string }) => d.decision)).toEqual(['duplicate_event', 'accepted']);
+    const dup = await api(`/api/deliveries?eventId=${eventId}&decision=duplicate_event`);
+    expect(dup.json.items).toMatchObject([{ deliveryId: `${eventId}-b` }]);
+    expect((await api(`/api/deliveries?deliveryId=${eventId}-a`)).json.items).toHaveLength(1);
+    expect((await api(`/api/deliveries?source=nope`)).json.items).toHaveLength(0);
+  });
+});
+
+describe('GET /api/deliveries/{id}', () => {
+  it('explains a duplicate_event in words, naming the first delivery and where its task stands, with links', async () => {
+    const eventId = `explain-${Math.random()}`;
+    const first = await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: 'sub-a' }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: 'sub-b' }));
+    const taskId = first.json.tasks[0].id;
+    await setState(gateway.store.db, taskId, 'succeeded');
+    await gateway.store.db.execute(sql`update tasks set result_reference = 'CRM-7' where id = ${taskId}`);
+    const [second] = (await api(`/api/deliveries?eventId=${eventId}&decision=duplicate_event`)).json.items;
+    const view = await api(`/api/deliveries/${second.id}`);
+    expect(view.status).toBe(200);
+    const firstReceipt = (await api(`/api/deliveries?deliveryId=sub-a&eventId=${eventId}`)).json.items[0];
+    expect(view.json.explanation).toMatch(
+      new RegExp(
+        `^duplicate_event — event ${eventId} first arrived in delivery ${firstReceipt.id} \\(shop delivery ID sub-a\\) at .+; ` +
+          `nothing new was created; task ${taskId} for crm succeeded, reference CRM-7$`,
+      ),
+    );
+    expect(view.json.links).toEqual({
+      self: `/api/deliveries/${second.id}`,
+      matched: `/api/deliveries/${firstReceipt.id}`,
+      origin: `/api/deliveries/${firstReceipt.id}`,
+      tasks: [`/api/tasks/${taskId}`],
+    });
+    const original = await api(`/api/deliveries/${firstReceipt.id}`);
+    expect(original.json.explanation).toMatch(/^accepted — event .* was new, and this delivery created its tasks; task .* succeeded/);
+    expect(original.json.repeats).toMatchObject([{ id: second.id, decision: 'duplicate_event' }]);
+    expect(original.json.headers['x-shopify-hmac-sha256']).not.toMatch(/[A-Za-z0-9+/]{20,}/);
+  });
+
+  it('explains a sender retry as duplicate_delivery, and answers 404 for an unknown receipt', async () => {
+    const eventId = `retry-${Math.random()}`;
+    const delivery = shopifyDelivery({ eventId });
+    await post(gateway.url, 'shop', delivery);
+    await post(gateway.url, 'shop', delivery);
+    const [retry] = (await api(`/api/deliveries?eventId=${eventId}&decision=duplicate_delivery`)).json.items;
+    expect((await api(`/api/deliveries/${retry.id}`)).json.explanation).toMatch(/^duplicate_delivery — the sender retried/);
+    expect((await api('/api/deliveries/d_nope')).status).toBe(404);
+  });
+});
+
+describe('cursor pagination under concurrent inserts', () => {
+  it('pages newest first and oldest first while deliveries arrive, each one exactly once', async () => {
+    const marker = `concurrent-${Math.random()}`;
+    const send = (i: number) => post(gateway.url, 'shop', shopifyDelivery({ eventId: `${marker}-${i}` }));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => send(i)));
+    const start = (await pageThrough('limit=500&order=desc')).seen;
+
+    // Page both ways in small pages while 40 more arrive; then follow the ascending cursor to the end.
+    let ascending: string[] = [];
+    let descending: string[] = [];
+    let cursor: string | null = null;
+    const arriving = Promise.all(Array.from({ length: 40 }, (_, i) => send(10 + i)));
+    const newestFirst = pageThrough('limit=3&order=desc').then((page) => (descending = page.seen));
+    for (let round = 0; round < 6; round++) {
+      const page = await pageThrough('limit=3&order=asc', cursor);
+      ascending = ascending.concat(page.seen);
+      cursor = page.cursor;
+    }
+    await Promise.all([arriving, newestFirst]);
+    ascending = ascending.concat((await pageThrough('limit=3&order=asc', cursor)).seen);
+
+    const everything = (await pageThrough('limit=500&order=desc')).seen;
+    expect(everything.length).toBe(start.length + 40);
+    expect(new Set(ascending).size).toBe(ascending.length);
+    expect(ascending.slice().sort()).toEqual(everything.slice().sort());
+    // Newest first sees everything that existed when it started, once, and never a row twice.
+    expect(new Set(descending).size).toBe(descending.length);
+    expect(descending).toEqual(expect.arrayContaining(start));
+  });
+
+  // Needs a second session holding a transaction open: a server, not the single-session embedded PGlite.
+  if (engine() === 'postgres') it(
+    'does not skip a row whose transaction took its sequence number first but committed last',
+    async () => {
+      const marker = `late-${Math.random()}`;
+      const before = (await pageThrough('limit=100&order=asc')).cursor;
+      const late = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
+      try {
+        let commit!: () => void;
+        const held = new Promise<void>((resolve) => (commit = resolve));
+        let inserted!: () => void;
+        const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
+        const transaction = late.begin(async (tx) => {
+          await tx`insert into deliveries (id, source, delivery_id, event_id, decision, headers, body_sha256, body_bytes)
+                   values (${`d_${marker}`}, 'shop', ${marker}, ${marker}, 'accepted', '{}'::jsonb, 'x', 0)`;
+          inserted();
+          await held;
+        });
+        await insertedYet;
+        // Later transactions take higher sequence numbers and commit first.
+        for (let i = 0; i < 5; i++) await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${marker}-${i}` }));
+        const whileOpen = await pageThrough('limit=2&order=asc', before);
+        commit();
+        await transaction;
+        const after = await pageThrough('limit=2&order=asc', whileOpen.cursor);
+
+        const seen = [...whileOpen.seen, ...after.seen];
+        expect(seen).toContain(`d_${marker}`);
+        expect(new Set(seen).size).toBe(seen.length);
+        expect(seen).toHaveLength(6);
+        const [held_, ...later] = (await late<{ seq: string; id: string }[]>`
+          select id, seq::text from deliveries where event_id like ${`${marker}%`} order by seq`);
+        // The scenario really happened: the held row has the lowest sequence number, yet it committed last.
+        expect(held_!.id).toBe(`d_${marker}`);
+        expect(later).toHaveLength(5);
+      } finally {
+        await late.end();
+      }
+    },
+  );
+});

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { adminApi, ALL_TOKENS, PEOPLE, setState } from '../support/admin.ts';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { rows } from '../support/forwarding.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+
+let gateway: TestGateway;
+let api: ReturnType<typeof adminApi>;
+
+beforeAll(async () => {
+  // Web role: nothing forwards, so each task stays in the state the test puts it in.
+  gateway = await startTestGateway(
+    shopConfig({ crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' }, mail: { url: 'http://127.0.0.1:9/mail' } }),
+    { role: 'web', adminToken: ALL_TOKENS },
+  );
+  api = adminApi(gateway.url);
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+let events = 0;
+/** A new event: returns its tasks by action. */
+async function newTasks(): Promise<{ crm: string; mail: string }> {
+  const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `tasks-${++events}-${Math.random()}` }));
+  const byAction = Object.fromEntries(answer.json.tasks.map((t: { id: string; action: string }) => [t.action, t.id]));
+  return { crm: byAction.crm, mail: byAction.mail };
+}
+
+const decide = (id: string, kind: string, body: object, token?: string) => api(`/api/tasks/${id}/${kind}`, { body, token });
+
+describe('GET /api/tasks', () => {
+  it('answers 401 without a token and with a wrong one', async () => {
+    expect((await api('/api/tasks', { token: null })).status).toBe(401);
+    expect((await api('/api/tasks', { token: 'nope' })).status).toBe(401);
+  });
+
+  it('filters by state, source and action, with a cursor', async () => {
+    const { crm, mail } = await newTasks();
+    await setState(gateway.store.db, crm, 'needs_review');
+    const review = await api('/api/tasks?state=needs_review&action=crm&source=shop');
+    expect(review.status).toBe(200);
+    expect(review.json.items.map((t: { id: string }) => t.id)).toContain(crm);
+    expect(review.json.items.every((t: { state: string }) => t.state === 'needs_review')).toBe(true);
+    const either = await api('/api/tasks?state=needs_review,pending&action=mail');
+    expect(either.json.items.map((t: { id: string }) => t.id)).toContain(mail);
+
+    const seen: string[] = [];
+    let cursor = '';
+    for (;;) {
+      const page = await api(`/api/tasks?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...page.json.items.map((t: { id: string }) => t.id));
+      if (!page.json.hasMore) break;
+      cursor = page.json.nextCursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining([crm, mail]));
+  });
+
+  it('answers 400 naming the parameter for bad input', async () => {
+    const badState = await api('/api/tasks?state=done');
+    expect(badState.status).toBe(400);
+    expect(badState.json.error.message).toMatch(/^state/);
+    expect((await api('/api/tasks?limit=0')).json.error.message).toMatch(/^limit/);
+    expect((await api('/api/tasks?stat=failed')).json.error.message).toMatch(/stat/);
+    const cursor = await api('/api/tasks?cursor=garbage');
+    expect(cursor.status).toBe(400);
+    expect(cursor.json.error.message).toMatch(/cursor/);
+  });
+});
+
+describe('GET /api/tasks/{id}', () => {
+  it('explains the task and names the next decision a person must make', async () => {
+    const { crm } = await newTasks();
+    await setState(gateway.store.db, crm, 'needs_review');
+    const view = await api(`/api/tasks/${crm}`);
+    expect(view.json).toMatchObject({
+      id: crm,
+      state: 'needs_review',
+      owner: null,
+      allowedActions: ['resolve', 'retry', 'cancel'],
+      summary: expect.stringMatching(/^needs_review — shop\/crm/),
+      nextDecision: expect.stringMatching(/resolve with its reference; if it did not, retry/),
+    });
+    expect((await api('/api/tasks/t_nope')).status).toBe(404);
+    expect((await api(`/api/tasks/${crm}`, { token: null })).status).toBe(401);
+  });
+});
+
+describe('operator actions', () => {
+  it('resolve: needs a reference and a note, records the token label, then refuses a second time with 409', async () => {
+    const { crm } = await newTasks();
+    await setState(gateway.store.db, crm, 'needs_review');
+    const missing = await decide(crm, 'resolve', { note: 'found it' });
+    expect(missing.status).toBe(400);
+    expect(missing.json.error.message).toMatch(/^reference/);
+    expect((await decide(crm, 'resolve', { reference: 'R-1', note: ' ' })).json.error.message).toMatch(/note/);
+    expect((await api(`/api/tasks/${crm}/resolve`, { body: '{not json' })).json.error.code).toBe('invalid_json');
+
+    const resolved = await decide(crm, 'resolve', { reference: 'CRM-42', note: 'found it in the CRM' }, PEOPLE.alice);
+    expect(resolved.status).toBe(200);
+    expect(resolved.json).toMatchObject({ state: 'succeeded', resultReference: 'CRM-42', nextDecision: null });
+    expect(resolved.json.operatorActions).toMatchObject([
+      { kind: 'resolve', actor: 'alice', note: 'found it in the CRM', detail: { from: 'needs_review', reference: 'CRM-42' } },
+    ]);
+
+    const again = await decide(crm, 'resolve', { reference: 'CRM-43', note: 'twice' });
+    expect(again.status).toBe(409);
+    expect(again.json.error.message).toBe(
+      `task ${crm} is succeeded; resolve is allowed only from awaiting_approval, pending, outcome_unknown, needs_review, failed`,
+    );
+  });
+
+  it('retry: from needs_review, failed or outcome_unknown to pending; never from in_progress', async () => {
+    const { crm, mail } = await newTasks();
+    await setState(gateway.store.db, crm, 'failed');
+    const retried = await decide(crm, 'retry', { note: 'the CRM is back' }, PEOPLE.bob);
+    expect(retried.json).toMatchObject({ state: 'pending', lastError: null });
+    expect(retried.json.operatorActions.at(-1)).toMatchObject({ kind: 'retry', actor: 'bob', detail: { from: 'failed' } });
+
+    await setState(gateway.store.db, mail, 'in_progress');
+    const busy = await decide(mail, 'retry', { note: 'now' });
+    expect(busy.status).toBe(409);
+    expect(busy.json.error.message).toMatch(/is in_progress; retry is allowed only from outcome_unknown, needs_review, failed/);
+    expect((await decide('t_nope', 'retry', { note: 'x' })).status).toBe(404);
+  });
+
+  it('retry and replay refuse a task whose body was purged, saying so', async () => {
+    const { crm } = await newTasks();
+    await setState(gateway.store.db, crm, 'failed');
+    await gateway.store.db.execute(sql`update tasks set body = null where id = ${crm}`);
+    const retry = await decide(crm, 'retry', { note: 'again' });
+    expect(retry.status).toBe(409);
+    expect(retry.json.error).toMatchObject({ code: 'body_purged', message: expect.stringMatching(/purged/) });
+    expect((await decide(crm, 'replay', { note: 'again' })).json.error.code).toBe('body_purged');
+  });
+
+  it('cancel: from anything unsettled; a cancelled task cannot be cancelled or retried', async () => {
+    const { crm } = await newTasks();
+    const cancelled = await decide(crm, 'cancel', { note: 'customer withdrew' });
+    expect(cancelled.json).toMatchObject({ state: 'cancelled', allowedActions: ['replay'] });
+    expect((await decide(crm, 'cancel', { note: 'again' })).status).toBe(409);
+    expect((await decide(crm, 'retry', { note: 'again' })).status).toBe(409);
+  });
+
+  it('replay: a new task with a new ID and the same bytes, linked both ways; only from a settled state', async () => {
+    const { crm } = await newTasks();
+    expect((await decide(crm, 'replay', { note: 'early' })).status).toBe(409);
+    await setState(gateway.store.db, crm, 'succeeded');
+    const replay = await decide(crm, 'replay', { note: 'the customer asked for a second copy' }, PEOPLE.alice);
+    expect(replay.status).toBe(201);
+    expect(replay.json).toMatchObject({ state: 'pending', replayOf: crm, attempts: 0 });
+    expect(replay.json.id).toMatch(/^t_[0-9a-f]{32}$/);
+    expect(replay.json.id).not.toBe(crm);
+    expect(replay.headers.get('location')).toBe(`/api/tasks/${replay.json.id}`);
+    const original = await api(`/api/tasks/${crm}`);
+    expect(replay.json.bodySha256).toBe(original.json.bodySha256);
+    expect(original.json.replays).toMatchObject([{ id: replay.json.id }]);
+    expect(original.json.operatorActions.at(-1)).toMatchObject({ kind: 'replay', actor: 'alice', detail: { replay: replay.json.id } });
+    expect(replay.json.operatorActions).toMatchObject([{ kind: 'replay', detail: { replayOf: crm } }]);
+    const [bytes] = await rows<{ same: boolean }>(
+      gateway.store.db,
+      sql`select (select body from tasks where id = ${crm}) = (select body from tasks where id = ${replay.json.id}) as same`,
+    );
+    expect(bytes!.same).toBe(true);
+  });
+
+  it('assign: names an owner on a task that needs a person, and unassigns', async () => {
+    const { crm } = await newTasks();
+    await setState(gateway.store.db, crm, 'needs_review');
+    const mine = await decide(crm, 'assign', { owner: 'alice' }, PEOPLE.alice);
+    expect(mine.json).toMatchObject({ owner: 'alice', nextDecision: expect.stringMatching(/alice has it/) });
+    expect((await api(`/api/tasks?owner=alice&state=needs_review`)).json.items.map((t: { id: string }) => t.id)).toContain(crm);
+    expect((await decide(crm, 'assign', { owner: null })).json.owner).toBeNull();
+    expect((await decide(crm, 'assign', { owner: 7 })).status).toBe(400);
+    await setState(gateway.store.db, crm, 'succeeded');
+    expect((await decide(crm, 'assign', { owner: 'bob' })).status).toBe(409);
+  });
+});
+
+describe('bulk retry and replay', () => {
+  it('a dry run counts exactly what the write then changes', async () => {
+    const made = await Promise.all([newTasks(), newTasks(), newTasks()]);
+    const source = `bulk-${Math.random()}`;
+    for (const { crm, mail } of made) {
+      await setState(gateway.store.db, crm, 'failed');
+      await setState(gateway.store.db, mail, 'succeeded');
+      // A source of their own so other tests' tasks do not count.
+      await gateway.store.db.execute(sql`update tasks set source = ${source} where id in (${crm}, ${mail})`);
+    }
+    const dry = await api('/api/tasks/bulk/retry', { body: { source, note: 'the CRM is fixed', dryRun: true } });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 3 });
+    const stillFailed = await api(`/api/tasks?source=${source}&state=failed`);
+    expect(stillFailed.json.items).toHaveLength(3);
+
+    const done = await api('/api/tasks/bulk/retry', { body: { source, note: 'the CRM is fixed' } });
+    expect(done.json).toMatchObject({ dryRun: false, count: 3 });
+    expect(new Set(done.json.tasks)).toEqual(new Set(made.map((m) => m.crm)));
+
+    const replays = await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'resend all', dryRun: true } });
+    expect(replays.json.count).toBe(3);
+    const replayed = await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'resend all' } });
+    expect(replayed.json.count).toBe(3);
+    const view = await api(`/api/tasks/${replayed.json.tasks[0]}`);
+    expect(view.json).toMatchObject({ state: 'pending', replayOf: expect.stringMatching(/^t_/), operatorActions: [{ detail: { bulk: true } }] });
+  });
+
+  it('refuses a bulk decision with no filter, or without a note', async () => {
+    const none = await api('/api/tasks/bulk/retry', { body: { note: 'everything', dryRun: true } });
+    expect(none.status).toBe(400);
+    expect(none.json.error.message).toMatch(/at least one of state, source or action/);
+    expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed' } })).json.error.message).toMatch(/^note/);
+    expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed', note: 'x' }, token: null })).status).toBe(401);
+  });
+});

@@ -1,0 +1,35 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../src/store/connect.ts';
+
+export const ADMIN_TOKEN = 'admin-test-token';
+/** Two more people, so tests can see which label a decision was recorded under. */
+export const PEOPLE = { alice: 'alice-test-token', bob: 'bob-test-token' } as const;
+export const ALL_TOKENS = { admin: ADMIN_TOKEN, ...PEOPLE };
+
+export interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  json: any;
+}
+
+/** Calls the admin API of the gateway at `baseUrl`; `token: null` sends no Authorization header. */
+export function adminApi(baseUrl: string, defaultToken: string = ADMIN_TOKEN) {
+  return async (path: string, init: { method?: string; body?: unknown; token?: string | null } = {}): Promise<ApiAnswer> => {
+    const headers = new Headers();
+    const token = init.token === undefined ? defaultToken : init.token;
+    if (token !== null) headers.set('authorization', `Bearer ${token}`);
+    if (init.body !== undefined) headers.set('content-type', 'application/json');
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : null };
+  };
+}
+
+/** Puts a task in a state directly, as the forwarder would have: for testing what a person may do from it. */
+export async function setState(db: Db, taskId: string, state: string): Promise<void> {
+  await db.execute(sql`update tasks set state = ${state}, last_error = ${state === 'succeeded' ? null : `set by the test: ${state}`} where id = ${taskId}`);
+}
