@@ -6,7 +6,7 @@ import { approveTask, assignTask, cancelTask, replayTask, resolveTask, retryTask
 import type { OperatorKind } from '../store/operator-rules.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { redirectWithFlash } from './flash.ts';
-import { localPath } from './guard.ts';
+import { localPath } from './guard.tsx';
 
 const field = (form: Record<string, unknown>, name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
 const reference = z.string().trim().min(1, 'resolving needs the reference of the effect (what the downstream calls it)').max(500);

@@ -49,12 +49,11 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
               <tr>
                 <th>Task</th>
                 <th>State</th>
-                <th>Action</th>
+                <th>Action · why it waits</th>
                 <th>Event</th>
                 <th>Age</th>
                 <th>Owner</th>
                 <th class="num">Sends</th>
-                <th>Why</th>
                 <th>Decide</th>
               </tr>
             </thead>
@@ -67,8 +66,11 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                   <td>
                     <Badge value={task.state} />
                   </td>
-                  <td class="nowrap">
-                    {task.source}/<strong>{task.action}</strong>
+                  <td class="why">
+                    <div class="nowrap">
+                      {task.source}/<strong>{task.action}</strong>
+                    </div>
+                    {task.lastError ? <div class="err">{task.lastError}</div> : null}
                   </td>
                   <td>
                     <Id value={task.eventId} max={16} />
@@ -78,7 +80,6 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                   </td>
                   <td>{task.owner ?? <span class="muted">nobody</span>}</td>
                   <td class="num">{task.attempts}</td>
-                  <td class="wrap err">{task.lastError ?? ''}</td>
                   <td>
                     <InlineDecisions taskId={task.id} state={task.state} csrf={c.get('csrf')} back={back} />
                   </td>

@@ -42,7 +42,7 @@ function DeliveryTable({ rows }: { rows: DeliveryRow[] }) {
               <Time at={row.receivedAt} />
             </td>
             <td>
-              <Id value={row.id} href={deliveryHref(row.id)} max={20} />
+              <Id value={row.id} href={deliveryHref(row.id)} max={34} />
             </td>
             <td>{row.source}</td>
             <td>
@@ -225,7 +225,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
 
       <h2>Headers</h2>
       <div class="panel">
-        <table>
+        <table class="kv">
           <tbody>
             {Object.entries(view.headers ?? {}).map(([name, value]) => (
               <tr>

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { cookieOptions } from './guard.ts';
+import { cookieOptions } from './cookies.ts';
 
 /** A one-time message carried across the redirect after a form, in a short-lived cookie of its own. */
 export interface Flash {

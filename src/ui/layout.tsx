@@ -86,5 +86,22 @@ export async function page(c: Context<UiEnv>, deps: UiDeps, here: Section | null
   );
 }
 
+/** A refusal or an error as a page of its own, with the way back. */
+export function Problem({ status, message }: { status: number; message: string }) {
+  return (
+    <Shell title={status === 404 ? 'Not found' : 'Error'}>
+      <div class="login">
+        <div class="panel pad">
+          <h1>{status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that'}</h1>
+          <p>{message}</p>
+          <p>
+            <a href="/ui/attention">← Back to the dashboard</a>
+          </p>
+        </div>
+      </div>
+    </Shell>
+  );
+}
+
 /** The hidden field every form that changes something carries. */
 export const Csrf = ({ token }: { token: string }) => <input type="hidden" name="_csrf" value={token} />;

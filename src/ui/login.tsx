@@ -1,7 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { AdminTokens } from '../api/tokens.ts';
-import { clearSession, cookieOptions, localPath, setSession } from './guard.ts';
+import { clearSession, cookieOptions, setSession } from './cookies.ts';
+import { localPath } from './guard.tsx';
 import { Shell } from './layout.tsx';
 import { csrfMatches, LOGIN_COOKIE, loginNonce, signSession } from './session.ts';
 
@@ -11,7 +12,7 @@ function LoginPage({ nonce, next, error }: { nonce: string; next: string; error?
       <div class="login">
         <div class="panel">
           <h1>
-            once<span class="muted">hook</span>
+            once<span>hook</span>
           </h1>
           <p class="lede">Sign in with an admin token. Your decisions are recorded under its label.</p>
           <form method="post" action="/ui/login">

@@ -6,8 +6,8 @@ import { attentionPage } from './attention.tsx';
 import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
-import { requireSession } from './guard.ts';
-import { Shell } from './layout.tsx';
+import { requireSession } from './guard.tsx';
+import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
 import { statsPage } from './stats.tsx';
 import { STYLESHEET } from './styles.ts';
@@ -21,22 +21,6 @@ const securityHeaders: MiddlewareHandler = async (c, next) => {
   c.header('referrer-policy', 'same-origin');
   if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
 };
-
-function Problem({ status, message }: { status: number; message: string }) {
-  return (
-    <Shell title={status === 404 ? 'Not found' : 'Error'}>
-      <div class="login">
-        <div class="panel pad">
-          <h1>{status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that'}</h1>
-          <p>{message}</p>
-          <p>
-            <a href="/ui/attention">← Back to the dashboard</a>
-          </p>
-        </div>
-      </div>
-    </Shell>
-  );
-}
 
 /** The dashboard under `/ui`: server-rendered pages over the same queries and decisions as the admin API. */
 export function uiRoutes(deps: UiDeps): Hono {
@@ -73,7 +57,8 @@ export function uiRoutes(deps: UiDeps): Hono {
     return c.redirect(`/ui/deliveries?${new URLSearchParams({ eventId: id })}`, 303);
   });
 
-  app.notFound((c) => c.html(<Problem status={404} message={`There is no dashboard page at ${c.req.path}.`} />, 404));
+  // A catch-all rather than notFound: a mounted sub-app's notFound is not consulted by the parent.
+  app.all('*', (c) => c.html(<Problem status={404} message={`There is no dashboard page at ${c.req.path}.`} />, 404));
   app.onError((error, c) => {
     if (error instanceof HTTPException) {
       const status = error.status;

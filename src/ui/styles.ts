@@ -19,10 +19,11 @@ a:hover { text-decoration: underline; }
 code, .mono { font-family: var(--mono); font-size: 0.92em; }
 code.id { white-space: nowrap; }
 .muted { color: var(--muted); }
+.err { color: var(--bad-ink); }
 .nowrap { white-space: nowrap; }
 
 header.top { background: var(--head); color: #e8ebf1; }
-header.top .bar { max-width: 1280px; margin: 0 auto; padding: 0 20px; display: flex; align-items: center; gap: 24px; height: 48px; }
+header.top .bar { max-width: 1480px; margin: 0 auto; padding: 0 20px; display: flex; align-items: center; gap: 24px; height: 48px; }
 header.top .brand { font-weight: 650; letter-spacing: 0.2px; color: #fff; font-size: 15px; }
 header.top .brand span { color: #8fa8e8; }
 header.top nav { display: flex; gap: 2px; flex: 1; }
@@ -37,7 +38,7 @@ header.top .who button { background: transparent; border: 1px solid #3a4354; col
 header.top .who button:hover { background: #232a38; color: #fff; }
 header.top .jump input { background: #232a38; border: 1px solid #3a4354; color: #e8ebf1; width: 200px; font-family: var(--mono); font-size: 12px; }
 
-main { max-width: 1280px; margin: 0 auto; padding: 20px; }
+main { max-width: 1480px; margin: 0 auto; padding: 20px; }
 h1 { font-size: 20px; font-weight: 620; margin: 4px 0 4px; display: flex; align-items: center; gap: 10px; flex-wrap: wrap; }
 h2 { font-size: 14px; font-weight: 620; margin: 26px 0 8px; color: #333b4a; text-transform: uppercase; letter-spacing: 0.5px; }
 p.lede { margin: 0 0 16px; color: var(--muted); max-width: 80ch; }
@@ -52,10 +53,14 @@ p.lede { margin: 0 0 16px; color: var(--muted); max-width: 80ch; }
 .callout strong { color: var(--warn-ink); }
 
 table { width: 100%; border-collapse: collapse; background: var(--panel); }
-.panel > table { border-radius: 10px; overflow: hidden; }
-th, td { text-align: left; padding: 7px 12px; border-bottom: 1px solid var(--line); vertical-align: middle; }
+.panel { overflow-x: auto; }
+td.why { min-width: 26ch; max-width: 52ch; }
+td.why .err { font-size: 12px; color: var(--bad-ink); margin-top: 2px; line-height: 1.35; }
+th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: middle; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; background: #fafbfc; white-space: nowrap; }
-tr:last-child td { border-bottom: 0; }
+tr:last-child td, tr:last-child th { border-bottom: 0; }
+table.kv th { width: 1%; background: #fafbfc; }
+table.kv td code { word-break: break-all; }
 tbody tr:hover td { background: #fafbfd; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.wrap { white-space: normal; word-break: break-word; max-width: 44ch; }
@@ -78,6 +83,7 @@ dl.facts dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 
 form { margin: 0; }
 input, select, textarea, button { font: inherit; font-size: 13px; }
+input, select { height: 30px; }
 input, select, textarea { border: 1px solid var(--line-strong); border-radius: 6px; padding: 5px 8px; background: #fff; color: var(--ink); }
 input:focus, select:focus, textarea:focus { outline: 2px solid #b9c9f3; border-color: var(--accent); }
 textarea { width: 100%; min-height: 54px; resize: vertical; }
@@ -100,8 +106,8 @@ label { display: block; font-size: 12px; color: var(--muted); margin: 0 0 3px; }
 .pager { display: flex; gap: 10px; justify-content: flex-end; margin-top: 10px; }
 
 form.inline { display: flex; gap: 6px; align-items: center; flex-wrap: nowrap; }
-form.inline input[name=note] { width: 200px; }
-form.inline input[name=reference] { width: 120px; }
+form.inline input[name=note] { width: 170px; }
+form.inline input[name=reference] { width: 110px; }
 
 .decisions { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 12px; }
 .decision { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 12px 14px; display: flex; flex-direction: column; gap: 8px; }
@@ -118,7 +124,8 @@ form.inline input[name=reference] { width: 120px; }
 
 .login { max-width: 380px; margin: 12vh auto; }
 .login .panel { padding: 22px 24px; }
-.login h1 { margin-bottom: 12px; }
+.login h1 { margin-bottom: 12px; display: block; font-size: 22px; }
+.login h1 span { color: var(--accent); }
 .login input { width: 100%; margin-bottom: 12px; }
 .login button { width: 100%; padding: 8px; }
 `;

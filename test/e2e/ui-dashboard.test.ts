@@ -56,6 +56,7 @@ describe('the dashboard in a real browser', () => {
   it('logs in with the token into an HttpOnly, SameSite=Strict cookie that is not the token', async () => {
     await page.goto(`${url}/ui/attention`);
     expect(new URL(page.url()).pathname).toBe('/ui/login');
+    await page.screenshot({ path: `${ARTIFACTS}ui-login.png` });
     await page.fill('input[name=token]', 'not-a-token');
     await page.click('button[type=submit]');
     await expect.poll(() => page.locator('.flash.error').textContent()).toMatch(/not an admin token/);
@@ -105,18 +106,23 @@ describe('the dashboard in a real browser', () => {
     expect(await attempts.first().locator('.badge').textContent()).toBe('unknown');
     expect(await page.locator('dl.facts').textContent()).toMatch(/Stored body\s*\d+ B/);
 
-    // A decision the state no longer allows is refused with the API's message.
-    await page.locator('form.decision:has(h3:text("Replay")) textarea').fill('one more');
-    await page.goto(`${url}/ui/tasks/${held}`);
     await page.screenshot({ path: `${ARTIFACTS}ui-task.png`, fullPage: true });
   });
 
   it('refuses a decision the state does not allow with the reason, and shows deliveries and stats', async () => {
     const csrf = await page.locator('input[name=_csrf]').first().inputValue();
-    const retry = await page.request.post(`${url}/ui/tasks/${held}/retry`, { form: { note: 'again', _csrf: csrf } });
-    expect(retry.status()).toBe(200);
+    const retry = await page.request.post(`${url}/ui/tasks/${held}/retry`, { form: { note: 'again', _csrf: csrf }, maxRedirects: 0 });
+    expect(retry.status()).toBe(303);
     await page.goto(`${url}/ui/tasks/${held}`);
     expect(await page.locator('.flash.error').textContent()).toMatch(/is succeeded; retry is allowed only from outcome_unknown, needs_review, failed/);
+
+    await page.goto(`${url}/ui/deliveries`);
+    expect(await page.locator('tbody tr').count()).toBe(5);
+    await page.screenshot({ path: `${ARTIFACTS}ui-deliveries.png`, fullPage: true });
+    await page.goto(`${url}/ui/attention`);
+    await page.locator('tbody tr a').first().click();
+    expect(await page.locator('form.decision h3').allTextContents()).toEqual(['Resolve', 'Retry', 'Cancel', 'Assign']);
+    await page.screenshot({ path: `${ARTIFACTS}ui-task-held.png`, fullPage: true });
 
     await page.goto(`${url}/ui/deliveries?decision=duplicate_delivery`);
     expect(await page.locator('tbody tr').count()).toBe(1);
