@@ -19,7 +19,8 @@ export default defineConfig({
           env: { ONCEHOOK_TEST_DB: 'postgres' },
         },
       },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      // Real processes and a real browser: slower when the whole suite shares two cores, so a wider margin.
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 90_000 } },
       {
         extends: true,
         test: {

@@ -186,7 +186,7 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
       if (kill % PHASES.length === 0) order = [...PHASES].sort(() => rand() - 0.5);
       const planned = order[kill % PHASES.length]!;
       gateway ??= await start();
-      await sleep(between(50, 300));
+      await sleep(between(20, 150));
       if (planned === 'ingest-before-commit' || planned === 'ingest-after-commit') {
         script({ status: 201 });
         await setCommitDelay(planned === 'ingest-before-commit' ? 400 : 150);
