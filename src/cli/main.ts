@@ -19,6 +19,12 @@ function port(value: string): number {
   return n;
 }
 
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of at least 1');
+  return n;
+}
+
 function milliseconds(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('a whole number of milliseconds');
@@ -27,6 +33,16 @@ function milliseconds(value: string): number {
 
 function configOption() {
   return new Option('-c, --config <file>', 'the config file').env('ONCEHOOK_CONFIG').default(DEFAULT_CONFIG);
+}
+
+interface ServeOptions {
+  config: string;
+  port: number;
+  host: string;
+  role: Role;
+  leaseGraceMs: number;
+  concurrency: number;
+  shutdownTimeoutMs: number;
 }
 
 const program = new Command('oncehook')
@@ -52,12 +68,18 @@ program
       .argParser(milliseconds),
   )
   .addOption(
+    new Option('--concurrency <n>', 'attempts in flight at once in this worker (and connections per downstream origin)')
+      .env('ONCEHOOK_CONCURRENCY')
+      .default(64)
+      .argParser(positive),
+  )
+  .addOption(
     new Option('--shutdown-timeout-ms <ms>', 'how long a SIGTERM waits for in-flight work before cutting it short and exiting')
       .env('ONCEHOOK_SHUTDOWN_TIMEOUT_MS')
       .default(DEFAULT_SHUTDOWN_TIMEOUT_MS)
       .argParser(milliseconds),
   )
-  .action(async (options: { config: string; port: number; host: string; role: Role; leaseGraceMs: number; shutdownTimeoutMs: number }) => {
+  .action(async (options: ServeOptions) => {
     const logger = createLogger();
     if (options.role !== 'all' && !process.env.DATABASE_URL) {
       // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.
@@ -78,7 +100,7 @@ program
       dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
       role: options.role,
       adminToken: adminTokensFromEnv(process.env),
-      forwarder: { leaseGraceMs: options.leaseGraceMs },
+      forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency },
       shutdownTimeoutMs: options.shutdownTimeoutMs,
     });
     let stopping = false;

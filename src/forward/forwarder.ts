@@ -20,10 +20,16 @@ export interface ForwarderOptions {
   leaseGraceMs: number;
 }
 
-const FORWARDER_DEFAULTS: ForwarderOptions = { concurrency: 16, pollMs: 2000, leaseGraceMs: 30_000 };
+const FORWARDER_DEFAULTS: ForwarderOptions = { concurrency: 64, pollMs: 2000, leaseGraceMs: 30_000 };
 
 /** A due task another worker holds locked for an instant is skipped; look again soon, not in a tight loop. */
 const MIN_WAIT_MS = 10;
+
+/**
+ * Leases expire tens of seconds after a worker fell silent, so looking for expired ones a few times a second
+ * is plenty; looking on every pass (one after each finished attempt) cost a statement per task under load.
+ */
+const RECLAIM_EVERY_MS = 250;
 
 export interface ForwarderDeps {
   config: Config;
@@ -45,6 +51,7 @@ export class Forwarder {
   readonly #owner = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   readonly #inFlight = new Set<Promise<void>>();
   #ticking: Promise<void> | null = null;
+  #reclaimedAt = -Infinity;
   #again = false;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
@@ -122,6 +129,8 @@ export class Forwarder {
   }
 
   async #reclaim(): Promise<void> {
+    if (performance.now() - this.#reclaimedAt < RECLAIM_EVERY_MS) return;
+    this.#reclaimedAt = performance.now();
     const reclaimed = await reclaimExpiredLeases(this.#deps.store.db);
     for (const task of reclaimed) {
       this.#deps.metrics.leasesReclaimed.inc();
