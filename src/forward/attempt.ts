@@ -41,7 +41,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
     const durationMs = performance.now() - started;
     if (deps.release?.aborted && exchanged.kind === 'failure' && !exchanged.written) {
-      const released = await releaseUnsent(db, { taskId: task.id, attemptId: task.attemptId!, owner, mode: task.mode });
+      const released = await releaseUnsent(db, { taskId: task.id, attemptId: task.attemptId!, owner, mode: task.mode, priorState: task.priorState });
       logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
       return;
     }

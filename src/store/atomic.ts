@@ -310,6 +310,8 @@ export interface ClaimedTask {
   attemptId: number | null;
   /** Why a `review` claim holds the task for a person. */
   reason: string | null;
+  /** `pending` or `outcome_unknown`: where an unsent claim goes back to. */
+  priorState: TaskState;
 }
 
 /** The rows of a raw statement: postgres.js returns an array, PGlite a result object. */
@@ -369,7 +371,7 @@ export async function claimTasks(
       for update of t skip locked
     ),
     due as (
-      select t.id, r."leaseMs" as lease_ms,
+      select t.id, t.state as prior_state, r."leaseMs" as lease_ms,
         case
           when t.state = 'pending' then 'send'
           when r."keyed" and t.attempts < r."maxAttempts"
@@ -399,7 +401,7 @@ export async function claimTasks(
         updated_at = now()
       from due where t.id = due.id
       returning t.id, t.source, t.action, t.event_id, t.topic, t.body, t.content_type, t.attempts, t.lookups,
-        due.mode, due.reason
+        due.mode, due.reason, due.prior_state
     ),
     ledger as (
       insert into attempts (task_id, number, kind)
@@ -407,7 +409,8 @@ export async function claimTasks(
       returning id, task_id
     )
     select c.id, c.source, c.action, c.event_id as "eventId", c.topic, c.body, c.content_type as "contentType",
-      c.attempts, c.lookups, c.mode, l.id::int as "attemptId", case when c.mode = 'review' then c.reason end as reason
+      c.attempts, c.lookups, c.mode, l.id::int as "attemptId", case when c.mode = 'review' then c.reason end as reason,
+      c.prior_state as "priorState"
     from claimed c left join ledger l on l.task_id = c.id`,
   );
 }
@@ -576,18 +579,22 @@ export async function approveTask(db: Db, input: { taskId: string; note: string;
 // finishAttempt as an unknown outcome, like any other: stopping must never make a sent request look unsent.
 
 /**
- * Gives back a claim whose request was never written: the task is due again at once, as it was before the
- * claim — a send back to `pending`, as `decide` does for any not-sent outcome; a lookup back to
- * `outcome_unknown` — and the claim's count is taken back, so a shutdown costs no attempt. The ledger keeps
- * the row, closed as released. Only while this worker still holds the lease; returns whether it did.
+ * Gives back a claim whose request was never written: the task is due again at once, in the state it was
+ * claimed from — `pending`, or `outcome_unknown` for a keyed resend or a lookup, so the next claim checks
+ * again whether the downstream still keeps the key — and the claim's count is taken back, so a shutdown costs
+ * no attempt. The ledger keeps the row, closed as released. Only while this worker still holds the lease;
+ * returns whether it did.
  */
-export async function releaseUnsent(db: Db, input: { taskId: string; attemptId: number; owner: string; mode: ClaimMode }): Promise<boolean> {
+export async function releaseUnsent(
+  db: Db,
+  input: { taskId: string; attemptId: number; owner: string; mode: ClaimMode; priorState: TaskState },
+): Promise<boolean> {
   const send = input.mode === CLAIM_MODES.send;
   const [row] = await rowsOf<{ released: boolean }>(
     db,
     sql`
     with task as (
-      update tasks set state = ${send ? TASK_STATES.pending : TASK_STATES.outcomeUnknown},
+      update tasks set state = ${input.priorState},
         attempts = attempts - ${send ? 1 : 0}, lookups = lookups - ${send ? 0 : 1},
         first_attempt_at = case when ${send} and attempts = 1 then null else first_attempt_at end,
         next_attempt_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()

@@ -32,7 +32,7 @@ describe(`handing back an unsent claim (${engine()})`, () => {
 
     const send = await claim('stopping');
     expect(send).toMatchObject({ id, mode: 'send', attempts: 1 });
-    expect(await releaseUnsent(db(), { taskId: id, attemptId: send.attemptId!, owner: 'stopping', mode: send.mode })).toBe(true);
+    expect(await releaseUnsent(db(), { taskId: id, attemptId: send.attemptId!, owner: 'stopping', mode: send.mode, priorState: send.priorState })).toBe(true);
     expect(await task(db(), id)).toMatchObject({ state: 'pending', attempts: 0, firstAttemptAt: null, leaseOwner: null });
     expect((await ledger(db(), id)).map((row) => [row.class, row.finishedAt !== null])).toEqual([['released', true]]);
 
@@ -40,9 +40,28 @@ describe(`handing back an unsent claim (${engine()})`, () => {
     await db().execute(sql`update tasks set state = 'outcome_unknown', attempts = 1, first_attempt_at = now() where id = ${id}`);
     const lookup = await claim('stopping');
     expect(lookup).toMatchObject({ id, mode: 'lookup', lookups: 1 });
-    expect(await releaseUnsent(db(), { taskId: id, attemptId: lookup.attemptId!, owner: 'stopping', mode: lookup.mode })).toBe(true);
+    expect(await releaseUnsent(db(), { taskId: id, attemptId: lookup.attemptId!, owner: 'stopping', mode: lookup.mode, priorState: lookup.priorState })).toBe(true);
     expect(await task(db(), id)).toMatchObject({ state: 'outcome_unknown', attempts: 1, lookups: 0, leaseOwner: null });
     await db().execute(sql`update tasks set state = 'cancelled' where id = ${id}`); // out of the next claim's way
+  });
+
+  it('a keyed resend of an unknown outcome goes back to outcome_unknown, so the key is checked again', async () => {
+    const keyedRaw = shopConfig({ keyed: { url: 'http://127.0.0.1:9/keyed', idempotency: 'key' } });
+    const keyed = await startTestGateway(keyedRaw, { role: 'web' });
+    try {
+      const keyedRoutes = new Routes(parseConfig(JSON.stringify(keyedRaw), 'test').config, 100).forClaim;
+      const answer = await post(keyed.url, 'shop', shopifyDelivery({ eventId: 'release-keyed' }));
+      const id: string = answer.json.tasks[0].id;
+      await keyed.store.db.execute(sql`update tasks set state = 'outcome_unknown', attempts = 1, first_attempt_at = now() where id = ${id}`);
+      const [resend] = await claimTasks(keyed.store.db, { owner: 'stopping', routes: keyedRoutes, limit: 1 });
+      expect(resend).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
+      expect(
+        await releaseUnsent(keyed.store.db, { taskId: id, attemptId: resend!.attemptId!, owner: 'stopping', mode: resend!.mode, priorState: resend!.priorState }),
+      ).toBe(true);
+      expect(await task(keyed.store.db, id)).toMatchObject({ state: 'outcome_unknown', attempts: 1, leaseOwner: null });
+    } finally {
+      await keyed.close();
+    }
   });
 
   it('a lease no longer held is not released: the task has moved on', async () => {
@@ -51,7 +70,7 @@ describe(`handing back an unsent claim (${engine()})`, () => {
     const send = await claim('stopping');
     expect(send.id).toBe(id);
     await db().execute(sql`update tasks set lease_owner = 'another' where id = ${id}`);
-    expect(await releaseUnsent(db(), { taskId: id, attemptId: send.attemptId!, owner: 'stopping', mode: send.mode })).toBe(false);
+    expect(await releaseUnsent(db(), { taskId: id, attemptId: send.attemptId!, owner: 'stopping', mode: send.mode, priorState: send.priorState })).toBe(false);
     expect(await task(db(), id)).toMatchObject({ state: 'in_progress', attempts: 1, leaseOwner: 'another' });
     expect((await ledger(db(), id))[0]!.finishedAt).toBeNull();
   });
