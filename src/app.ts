@@ -23,6 +23,8 @@ export interface AppDeps {
   adminToken?: AdminTokenSetting | undefined;
   /** A worker-only process serves health and metrics, not webhooks or the admin API. */
   role?: Role;
+  /** Whether this process's own worker loop is turning; undefined where the process runs none. */
+  workerAlive?: () => boolean | undefined;
 }
 
 /** What a process does: receive (web), forward (worker), or both (all, the default). */
@@ -42,7 +44,7 @@ export function createApp(deps: AppDeps): Hono {
   }
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', (c) => ready(c, deps.store));
+  app.get('/readyz', (c) => ready(c, deps.store, deps.workerAlive?.()));
   app.get('/metrics', async (c) =>
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType }),
   );

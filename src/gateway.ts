@@ -68,7 +68,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
   );
   const metrics = createMetrics();
-  const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken });
+  let forwarder: Forwarder | null = null;
+  const workerAlive = () => (forwarder ? forwarder.alive() : undefined);
+  const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive });
   let draining = false;
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -76,7 +78,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const started = serve({ fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () => resolve(started));
     started.once('error', reject);
   });
-  let forwarder: Forwarder | null = null;
   let purger: Purger | null = null;
   try {
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);

@@ -52,6 +52,7 @@ export class Forwarder {
   readonly #inFlight = new Set<Promise<void>>();
   #ticking: Promise<void> | null = null;
   #reclaimedAt = -Infinity;
+  #lookedAt = performance.now();
   #again = false;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
@@ -70,6 +71,14 @@ export class Forwarder {
   async start(): Promise<void> {
     // onSubscribe fires after every (re)subscription: a notification sent while unsubscribed is caught up.
     this.#unlisten = await this.#deps.store.listen(TASKS_CHANNEL, () => this.wake(), () => this.wake());
+  }
+
+  /**
+   * Whether the loop still turns: a pass ends at least every `pollMs`, so silence for several of them means
+   * it is stuck (a pass hanging on the database shows as the database failing the readiness check first).
+   */
+  alive(): boolean {
+    return performance.now() - this.#lookedAt < this.#options.pollMs * 3 + 5000;
   }
 
   /** Looks at the queue now, or right after the look in progress. */
@@ -123,6 +132,7 @@ export class Forwarder {
     } catch (error) {
       this.#deps.logger.error({ err: error }, 'the forwarder could not read its queue; trying again');
     }
+    this.#lookedAt = performance.now();
     if (this.#stopped) return;
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.wake(), wait);

@@ -116,7 +116,14 @@ describe('/metrics, /readyz and request IDs', () => {
   it('is ready only with the database reachable, every migration applied and no stalled lease', async () => {
     const ready = await fetch(`${gateway.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ ok: true, database: 'reachable', migrations: 'applied', workers: 'alive', stalledLeases: 0 });
+    expect(await ready.json()).toMatchObject({
+      ok: true,
+      database: 'reachable',
+      migrations: 'applied',
+      workers: 'alive',
+      ownWorker: 'looking',
+      stalledLeases: 0,
+    });
   });
 
   it('answers every request with an X-Request-Id, keeping one the caller sent', async () => {
