@@ -73,7 +73,9 @@ describe('destinations', () => {
     expect((await api(`/api/destinations/${encodeURIComponent('http://nowhere.example')}/resume`, { body: { note: 'x' } })).status).toBe(404);
 
     const retried = await api(`/api/tasks/${refused}/retry`, { body: { note: 'credentials fixed' } });
-    expect(retried.json.state).toBe('pending');
+    expect(retried.status).toBe(200);
+    // The retry wakes the forwarder in the same transaction, so the answer may already show it under way.
+    expect(['pending', 'in_progress', 'succeeded']).toContain(retried.json.state);
     await taskIn(gateway.store.db, refused, 'succeeded');
   });
 });
