@@ -4,12 +4,12 @@
  * requests or two instances racing on the same key cannot both see "new". Routes and workers call these
  * functions; they never compose SQL themselves.
  */
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { DECISIONS, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
-import { deliveries, deliveryKeys, eventKeys, tasks } from './schema.ts';
+import { deliveries, tasks } from './schema.ts';
 
 export interface NewTask {
   id: string;
@@ -154,8 +154,6 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
  * explains the decision, the insert made it.
  */
 async function claimKeys(tx: Tx, kind: 'delivery' | 'event', inputs: readonly ReceiptInput[], candidates: number[]) {
-  const table = kind === 'delivery' ? deliveryKeys : eventKeys;
-  const column = kind === 'delivery' ? deliveryKeys.deliveryId : eventKeys.eventId;
   const idOf = (i: number) => (kind === 'delivery' ? inputs[i]!.deliveryId : inputs[i]!.eventId);
   const keyOf = (i: number) => `${inputs[i]!.source}\0${idOf(i)}`;
 
@@ -182,10 +180,19 @@ async function claimKeys(tx: Tx, kind: 'delivery' | 'event', inputs: readonly Re
   for (const i of ordered) if (fresh.has(keyOf(i))) holder.set(keyOf(i), inputs[i]!.id);
   const known = ordered.filter((i) => !fresh.has(keyOf(i)));
   if (known.length > 0) {
-    const rows = await tx
-      .select({ source: table.source, id: column, first: table.firstDelivery })
-      .from(table)
-      .where(inArray(column, known.map(idOf)));
+    // Looked up by the whole primary key, source first: by the ID alone the key's index cannot be used, and
+    // every repeat would scan a table that grows with every delivery ever received.
+    const wanted = batchJson(known.map((i) => ({ source: inputs[i]!.source, id: idOf(i) })));
+    const rows = await rowsOf<{ source: string; id: string; first: string }>(
+      tx,
+      kind === 'delivery'
+        ? sql`select k.source, k.delivery_id as id, k.first_delivery as first
+              from json_to_recordset(${wanted}::json) as w(source text, id text)
+              join delivery_keys k on k.source = w.source and k.delivery_id = w.id`
+        : sql`select k.source, k.event_id as id, k.first_delivery as first
+              from json_to_recordset(${wanted}::json) as w(source text, id text)
+              join event_keys k on k.source = w.source and k.event_id = w.id`,
+    );
     for (const row of rows) holder.set(`${row.source}\0${row.id}`, row.first);
   }
 
