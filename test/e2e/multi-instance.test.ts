@@ -37,7 +37,11 @@ describe(`${INSTANCES} instances on one PostgreSQL`, () => {
     for (const path of ['/keyed', '/plain']) downstream.script(path, { otherwise: { status: 201, delayMs: 300 }, honourKey: path === '/keyed' });
     instances = await Promise.all(
       Array.from({ length: INSTANCES }, () =>
-        spawnGateway({ args: ['--config', configFile], env: { DATABASE_URL: database.url, ONCEHOOK_LEASE_GRACE_MS: '300' } }),
+        // Few slots each, fewer in all than the tasks: every instance, the victim included, is kept busy.
+        spawnGateway({
+          args: ['--config', configFile],
+          env: { DATABASE_URL: database.url, ONCEHOOK_LEASE_GRACE_MS: '300', ONCEHOOK_CONCURRENCY: '8' },
+        }),
       ),
     );
   });
