@@ -1,5 +1,6 @@
 import { recordDeliveries, type ReceiptInput, type Recorded } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
+import { isRetryable } from '../store/retryable.ts';
 
 interface Waiting {
   input: ReceiptInput;
@@ -7,7 +8,15 @@ interface Waiting {
   reject(error: unknown): void;
   /** Set after its batch failed: it is tried once more on its own, so one bad receipt cannot fail its neighbours. */
   alone?: boolean;
+  /** Batches it was in that failed on a dead connection or a lost race, and were tried again whole. */
+  retries?: number;
 }
+
+/**
+ * After a database restart every pooled connection is dead until used once, so a batch may meet several in a
+ * row; each try takes another connection from the pool.
+ */
+const MAX_RETRIES = 3;
 
 /** How many batches may be committing at once: PGlite runs one transaction at a time anyway. */
 const PARALLEL = { postgres: 2, pglite: 1 } as const;
@@ -64,6 +73,11 @@ export class GroupCommit {
       const recorded = await recordDeliveries(this.store.db, batch.map((waiting) => waiting.input));
       batch.forEach((waiting, i) => waiting.resolve(recorded[i]!));
     } catch (error) {
+      const retries = Math.max(...batch.map((waiting) => waiting.retries ?? 0)) + 1;
+      if (isRetryable(error) && retries <= MAX_RETRIES) {
+        this.queue.unshift(...batch.map((waiting) => ({ ...waiting, retries })));
+        return;
+      }
       if (batch.length === 1) {
         batch[0]!.reject(error);
         return;

@@ -1,0 +1,31 @@
+/**
+ * Failures that say nothing about the statement, only about the connection or the moment: running it again on
+ * another connection may well succeed. Drizzle wraps the driver's error, so the code is looked for on the
+ * error and on its cause. Unknown codes are not retried.
+ */
+const RETRYABLE_CODES = new Set([
+  // postgres.js, when a pooled connection turns out to be dead
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ECONNRESET',
+  'EPIPE',
+  // SQLSTATE: the server shut the session down, or the connection failed
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08003',
+  '08006',
+  // SQLSTATE: a concurrent transaction won; the same statement may commit next time
+  '40001',
+  '40P01',
+]);
+
+export function isRetryable(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
+    if (typeof e.code === 'string' && RETRYABLE_CODES.has(e.code)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
