@@ -9,6 +9,7 @@ import type { Db } from './connect.ts';
 import { DECISIONS, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
+import { rowsOf } from './rows.ts';
 import { deliveries, tasks } from './schema.ts';
 
 export interface NewTask {
@@ -319,12 +320,6 @@ export interface ClaimedTask {
   reason: string | null;
   /** `pending` or `outcome_unknown`: where an unsent claim goes back to. */
   priorState: TaskState;
-}
-
-/** The rows of a raw statement: postgres.js returns an array, PGlite a result object. */
-async function rowsOf<T>(db: Db | Tx, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
 }
 
 const routesTable = (routes: readonly ClaimRoute[]) => sql`(

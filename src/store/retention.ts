@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { TASK_STATES } from './decisions.ts';
+import { rowsOf } from './rows.ts';
 
 /** Only finished tasks lose their body: a task that may still be sent keeps the bytes it must send. */
 const FINISHED = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancelled];
@@ -11,7 +12,9 @@ const FINISHED = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancell
  * is still recognised. SKIP LOCKED: a row someone is working on waits for the next round instead of blocking.
  */
 export async function purgeExpiredBodies(db: Db, source: string, retentionMs: number, batchSize: number): Promise<number> {
-  const result = (await db.execute(sql`
+  const purged = await rowsOf<{ id: string }>(
+    db,
+    sql`
     with expired as (
       select id from tasks
       where source = ${source}
@@ -24,6 +27,7 @@ export async function purgeExpiredBodies(db: Db, source: string, retentionMs: nu
     )
     update tasks set body = null, updated_at = now()
     from expired where tasks.id = expired.id
-    returning tasks.id`)) as unknown as unknown[] | { rows: unknown[] };
-  return Array.isArray(result) ? result.length : result.rows.length;
+    returning tasks.id`,
+  );
+  return purged.length;
 }

@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 
 let gateway: TestGateway;
 
@@ -17,10 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => gateway?.close());
 
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await gateway.store.db.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
-}
+const rows = <T>(query: SQL) => rowsOf<T>(gateway.store.db, query);
 
 async function tasksOfEvent(eventId: string) {
   return rows<{ id: string; action: string; state: string; after_task_id: string | null }>(

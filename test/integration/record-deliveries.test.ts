@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptId, sha256Hex, taskId } from '../../src/ids.ts';
 import { recordDeliveries, type ReceiptInput } from '../../src/store/atomic.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
 
 let t: TestStore;
@@ -63,10 +64,7 @@ describe('recordDeliveries (group commit)', () => {
     const results = (await Promise.all(batches.map((batch) => recordDeliveries(t.store.db, batch)))).flat();
     expect(results.filter((r) => r.decision === 'accepted')).toHaveLength(events.length);
     expect(results.filter((r) => r.decision === 'duplicate_event')).toHaveLength(events.length * 11);
-    const result = (await t.store.db.execute(
-      sql`select count(*)::int as n from tasks where event_id like 'c-e%'`,
-    )) as unknown as { n: number }[] | { rows: { n: number }[] };
-    const [row] = Array.isArray(result) ? result : result.rows;
+    const [row] = await rowsOf<{ n: number }>(t.store.db, sql`select count(*)::int as n from tasks where event_id like 'c-e%'`);
     expect(row!.n).toBe(events.length);
   });
 });

@@ -1,10 +1,11 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startPurger } from '../../src/retention/purger.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 
 const configJson = shopConfig(undefined, { retention: '30d' });
 let gateway: TestGateway;
@@ -14,10 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => gateway?.close());
 
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await gateway.store.db.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
-}
+const rows = <T>(query: SQL) => rowsOf<T>(gateway.store.db, query);
 
 async function bodyKept(eventId: string): Promise<boolean> {
   const [row] = await rows<{ kept: boolean }>(sql`select body is not null as kept from tasks where event_id = ${eventId}`);

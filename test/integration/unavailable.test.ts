@@ -1,9 +1,10 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine, freshDatabase, type TestDatabase } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 
 const ACK_BUDGET_MS = 1500;
 
@@ -29,10 +30,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function rows<T>(query: ReturnType<typeof sql>): Promise<T[]> {
-  const result = (await gateway.store.db.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
-}
+const rows = <T>(query: SQL) => rowsOf<T>(gateway.store.db, query);
 
 /** Nothing half-written: every key has its receipt, every task its receipt, every accepted receipt its task. */
 async function expectWhole(eventId: string) {

@@ -1,4 +1,4 @@
-import { asc, eq, type SQL } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../../src/store/connect.ts';
 import { attempts, tasks } from '../../src/store/schema.ts';
 
@@ -14,10 +14,7 @@ export async function waitFor<T>(check: () => Promise<T | undefined | false> | T
   }
 }
 
-export async function rows<T>(db: Db, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown as T[] | { rows: T[] };
-  return Array.isArray(result) ? result : result.rows;
-}
+export { rowsOf as rows } from '../../src/store/rows.ts';
 
 export type TaskRow = typeof tasks.$inferSelect;
 export type LedgerRow = typeof attempts.$inferSelect;

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../rows.ts';
 
 export interface DeliveryFilter {
   source?: string | undefined;

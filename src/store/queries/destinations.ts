@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../rows.ts';
 
 export interface DestinationRow {
   origin: string;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../rows.ts';
 
 /** The migrations this build ships: drizzle-kit's journal beside the SQL (copied into dist by the build). */
 const shipped = (): number =>

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { TASK_STATES } from '../decisions.ts';
 import { NEEDS_ATTENTION } from '../operator-rules.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../rows.ts';
 import { inList } from './task-filter.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
-import { rowsOf } from './rows.ts';
+import { rowsOf } from '../rows.ts';
 import { taskFilterSql, type TaskFilter } from './task-filter.ts';
 
 export interface TaskRow {
