@@ -7,6 +7,7 @@ import { exitWithParent } from '../children.ts';
 import { DeliveryMaker, type SignedDelivery } from '../deliveries.ts';
 import { percentile, Samples } from '../histogram.ts';
 import type { BurstSpec, ClosedLoopSpec, LoadMessage, LoadResult, LoadSpec } from './protocol.ts';
+import { seededRandom } from '../../test/support/random.ts';
 
 const say = (message: LoadMessage) => process.send!(message);
 
@@ -17,18 +18,6 @@ process.once('message', (spec: LoadSpec) => {
     (error: unknown) => say({ type: 'failed', message: (error as Error).stack ?? String(error) }),
   );
 });
-
-/** A deterministic PRNG (mulberry32): two runs with one seed send the same mix of new and replayed deliveries. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Tally {
   readonly statuses: Record<string, number> = {};
@@ -73,7 +62,7 @@ const REPLAY_WINDOW = 50_000;
 async function closedLoop(spec: ClosedLoopSpec): Promise<LoadResult> {
   const maker = new DeliveryMaker(spec.runId, spec.bodyBytes);
   const presigned: Array<SignedDelivery | undefined> = Array.from({ length: Math.max(1, spec.presign) }, () => maker.make());
-  const rng = random(spec.seed);
+  const rng = seededRandom(spec.seed);
   const tally = new Tally();
   const samples = new Samples();
   let signedDuringRun = 0;

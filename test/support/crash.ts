@@ -8,6 +8,7 @@ import { startDownstream, type Downstream, type Step } from './downstream.ts';
 import { allSettled, settledViolations, violations, type Answered, type WatchedAction } from './invariants.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
 import { startProxy, type FaultyProxy } from './tcp-proxy.ts';
+import { seededRandom } from './random.ts';
 
 /** Where in a webhook's way a kill -9 lands. */
 export const PHASES = ['ingest-before-commit', 'ingest-after-commit', 'attempt-before-effect', 'attempt-after-effect', 'lease-renewal'] as const;
@@ -45,18 +46,6 @@ const ACTIONS: (WatchedAction & { topic: string })[] = [
   { path: '/looked', safeguard: 'lookup', topic: 'orders/updated' },
   { path: '/plain', safeguard: 'none', topic: 'orders/paid' },
 ];
-
-/** A small seeded generator (mulberry32), so a failing run can be replayed by its seed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -96,7 +85,7 @@ async function installSlowCommit(sql: postgres.Sql): Promise<void> {
 /** Runs `kills` rounds of: start the gateway, stream deliveries, wait for the round's phase, kill -9, check. */
 export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummary> {
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   const between = (min: number, max: number) => min + rand() * (max - min);
   const log = options.log ?? (() => {});
   const target = new URL(options.databaseUrl);
