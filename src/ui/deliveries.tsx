@@ -155,9 +155,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
           </dd>
           <dt>sha256</dt>
           <dd>
-            <code class="id" title={view.bodySha256}>
-              {view.bodySha256.slice(0, 16)}…
-            </code>
+            <Id value={view.bodySha256} max={17} />
           </dd>
           {view.matched ? (
             <>

@@ -78,9 +78,7 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
           </dd>
           <dt>sha256</dt>
           <dd>
-            <code class="id" title={task.bodySha256}>
-              {task.bodySha256.slice(0, 16)}…
-            </code>
+            <Id value={task.bodySha256} max={17} />
           </dd>
           <dt>Reference</dt>
           <dd>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</dd>
