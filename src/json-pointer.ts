@@ -1,10 +1,17 @@
+/** The keys an RFC 6901 pointer walks through; the empty pointer walks through none. */
+export function pointerTokens(pointer: string): string[] {
+  if (pointer === '') return [];
+  // ~1 before ~0, as RFC 6901 says: "~01" is the key "~1", not "/".
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((raw) => raw.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
 /** RFC 6901 lookup; undefined when any step is missing. Only own properties, so "/constructor" finds nothing. */
 export function jsonPointer(json: unknown, pointer: string): unknown {
-  if (pointer === '') return json;
   let current: unknown = json;
-  for (const raw of pointer.slice(1).split('/')) {
-    // ~1 before ~0, as RFC 6901 says: "~01" is the key "~1", not "/".
-    const token = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+  for (const token of pointerTokens(pointer)) {
     if (Array.isArray(current)) {
       if (!/^(0|[1-9]\d*)$/.test(token)) return undefined;
       current = current[Number(token)];

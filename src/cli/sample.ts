@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { SourceConfig } from '../config/schema.ts';
+import { pointerTokens } from '../json-pointer.ts';
 
 export interface SampleOptions {
   eventId?: string | undefined;
@@ -102,7 +103,7 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
 }
 
 function setPointer(document: Record<string, unknown>, pointer: string, value: string): void {
-  const keys = pointer.slice(1).split('/').map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const keys = pointerTokens(pointer);
   let node = document;
   for (const key of keys.slice(0, -1)) {
     node[key] ??= {};
