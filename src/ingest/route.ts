@@ -12,7 +12,7 @@ import { withinBudget } from './budget.ts';
 import { GroupCommit } from './group-commit.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
-import { redactHeaders } from './redact.ts';
+import { headerRedactor } from './redact.ts';
 
 export interface IngestDeps {
   config: Config;
@@ -32,6 +32,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
   const app = new Hono();
   const admission = new Admission(config);
   const writer = new GroupCommit(store);
+  const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
   app.post('/in/:source', async (c) => {
     const started = performance.now();
     const sourceId = c.req.param('source');
@@ -54,7 +55,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
         eventId: identity.eventId,
         topic: identity.topic,
         occurredAt: identity.occurredAt,
-        headers: redactHeaders(request.headers, adapter.signatureHeaders),
+        headers: redactors.get(sourceId)!(request.headers),
         contentType: request.headers.get('content-type'),
         body,
         bodySha256: sha256Hex(body),
