@@ -4,7 +4,7 @@
  * requests or two instances racing on the same key cannot both see "new". Routes and workers call these
  * functions; they never compose SQL themselves.
  */
-import { eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { DECISIONS, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';

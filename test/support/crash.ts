@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from './deliveries.ts';
-import { startDownstream, type Downstream, type Step } from './downstream.ts';
+import { startDownstream, type Step } from './downstream.ts';
 import { allSettled, settledViolations, violations, type Answered, type WatchedAction } from './invariants.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
-import { startProxy, type FaultyProxy } from './tcp-proxy.ts';
+import { startProxy } from './tcp-proxy.ts';
 import { seededRandom } from './random.ts';
 
 /** Where in a webhook's way a kill -9 lands. */
