@@ -1,7 +1,7 @@
 import { sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { finishAttempt, releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic.ts';
+import { releaseUnsent, renewLease, type AttemptFinish, type ClaimedTask } from '../store/atomic.ts';
 import type { Db } from '../store/connect.ts';
 import { classifyLookup, classifySend } from './classify.ts';
 import { decide } from './decide.ts';
@@ -14,8 +14,12 @@ export interface AttemptDeps {
   db: Db;
   pools: Pools;
   owner: string;
+  /** Records how an attempt ended; the forwarder shares one commit among attempts finishing together. */
+  finish(f: AttemptFinish): Promise<boolean>;
   logger: Logger;
   metrics: Metrics;
+  /** Called once the downstream has answered (or failed to): the request's slot is free for another task. */
+  answered?: () => void;
   /** Aborted when a stopping worker's deadline passes: the attempt is cut short and handed back. */
   release?: AbortSignal;
 }
@@ -40,6 +44,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     // A lookup may live on another origin than the action: the pool is the request's own.
     const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
     const durationMs = performance.now() - started;
+    deps.answered?.();
     if (deps.release?.aborted && exchanged.kind === 'failure' && !exchanged.written) {
       const released = await releaseUnsent(db, { taskId: task.id, attemptId: task.attemptId!, owner, mode: task.mode, priorState: task.priorState });
       logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
@@ -47,7 +52,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     }
     const verdict = (lookup === undefined ? classifySend : classifyLookup)(exchanged, route.config.referencePointer);
     const decision = decide(verdict, task, route);
-    const kept = await finishAttempt(db, {
+    const kept = await deps.finish({
       ...decision,
       taskId: task.id,
       attemptId: task.attemptId!,

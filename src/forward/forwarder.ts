@@ -4,9 +4,10 @@ import { hostname } from 'node:os';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { CLAIM_MODES, claimTasks, nextDueInMs, reclaimExpiredLeases } from '../store/atomic.ts';
+import { CLAIM_MODES, claimTasks, finishAttempts, nextDueInMs, reclaimExpiredLeases, type AttemptFinish } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
+import { GroupCommit } from '../store/group-commit.ts';
 import { runAttempt } from './attempt.ts';
 import { Pools } from './pools.ts';
 import { Routes } from './routes.ts';
@@ -31,6 +32,9 @@ const MIN_WAIT_MS = 10;
  */
 const RECLAIM_EVERY_MS = 250;
 
+/** Finished attempts written in one transaction at most. */
+const FINISHES_PER_BATCH = 128;
+
 export interface ForwarderDeps {
   config: Config;
   store: Store;
@@ -48,8 +52,12 @@ export class Forwarder {
   readonly #options: ForwarderOptions;
   readonly #routes: Routes;
   readonly #pools: Pools;
+  readonly #finishes: GroupCommit<AttemptFinish, boolean>;
   readonly #owner = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  /** Every attempt not yet recorded, the ones whose answer waits for its finish to commit included. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Attempts still waiting for the downstream's answer: what `concurrency` bounds. */
+  #sending = 0;
   #ticking: Promise<void> | null = null;
   #reclaimedAt = -Infinity;
   #lookedAt = performance.now();
@@ -64,6 +72,8 @@ export class Forwarder {
     this.#options = { ...FORWARDER_DEFAULTS, ...options };
     this.#routes = new Routes(deps.config, this.#options.leaseGraceMs);
     this.#pools = new Pools(this.#options.concurrency);
+    // Attempts end at their own times; those ending while a finish commits are written together in the next.
+    this.#finishes = new GroupCommit(deps.store, finishAttempts, { maxBatch: FINISHES_PER_BATCH });
     // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
     setMaxListeners(0, this.#release.signal);
   }
@@ -125,7 +135,7 @@ export class Forwarder {
         await this.#reclaim();
         await this.#claim();
       } while (this.#again && !this.#stopped);
-      if (this.#inFlight.size < this.#options.concurrency) {
+      if (this.#freeSlots() > 0) {
         const due = await nextDueInMs(this.#deps.store.db);
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
@@ -148,8 +158,17 @@ export class Forwarder {
     }
   }
 
+  /**
+   * A slot frees as soon as the downstream has answered: the finish is written in a group commit meanwhile,
+   * so its commit does not hold a request slot. Answers waiting for their finish are bounded too.
+   */
+  #freeSlots(): number {
+    const { concurrency } = this.#options;
+    return Math.min(concurrency - this.#sending, 2 * concurrency - this.#inFlight.size);
+  }
+
   async #claim(): Promise<void> {
-    const free = this.#options.concurrency - this.#inFlight.size;
+    const free = this.#freeSlots();
     if (free <= 0 || this.#stopped) return;
     const claimed = await claimTasks(this.#deps.store.db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free });
     if (claimed.length === free) this.#again = true;
@@ -161,9 +180,19 @@ export class Forwarder {
       }
       const route = this.#routes.get(task.source, task.action);
       const { store, logger, metrics } = this.#deps;
-      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, logger, metrics, release: this.#release.signal };
+      this.#sending++;
+      let answered = false;
+      const free = () => {
+        if (answered) return;
+        answered = true;
+        this.#sending--;
+        this.wake();
+      };
+      const finish = (f: AttemptFinish) => this.#finishes.record(f);
+      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish, answered: free, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);
+        free();
         this.wake();
       });
       this.#inFlight.add(running);

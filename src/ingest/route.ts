@@ -5,11 +5,11 @@ import { HttpError } from '../errors.ts';
 import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Recorded } from '../store/atomic.ts';
+import { recordDeliveries, type Recorded } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
+import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
-import { GroupCommit } from './group-commit.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
 import { headerRedactor } from './redact.ts';
@@ -22,6 +22,10 @@ export interface IngestDeps {
   metrics: Metrics;
 }
 
+/** Receipts written in one transaction at most; a batch also stops before 8 MiB of bodies. */
+const RECEIPTS_PER_BATCH = 128;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
 /** Part of the sender's timeout kept back for the answer to travel: at most a second, a fifth of short budgets. */
 function answerDeadline(started: number, budgetMs: number): number {
   return started + budgetMs - Math.min(1000, budgetMs / 5);
@@ -31,7 +35,11 @@ function answerDeadline(started: number, budgetMs: number): number {
 export function ingestRoutes({ config, adapters, store, logger, metrics }: IngestDeps): Hono {
   const app = new Hono();
   const admission = new Admission(config);
-  const writer = new GroupCommit(store);
+  const writer = new GroupCommit(store, recordDeliveries, {
+    maxBatch: RECEIPTS_PER_BATCH,
+    maxBytes: BATCH_BYTES,
+    bytesOf: (receipt) => receipt.body.byteLength,
+  });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
   app.post('/in/:source', async (c) => {
     const started = performance.now();

@@ -1,12 +1,11 @@
-import { recordDeliveries, type ReceiptInput, type Recorded } from '../store/atomic.ts';
-import type { Store } from '../store/connect.ts';
-import { isRetryable } from '../store/retryable.ts';
+import type { Store } from './connect.ts';
+import { isRetryable } from './retryable.ts';
 
-interface Waiting {
-  input: ReceiptInput;
-  resolve(recorded: Recorded): void;
+interface Waiting<I, O> {
+  input: I;
+  resolve(output: O): void;
   reject(error: unknown): void;
-  /** Set after its batch failed: it is tried once more on its own, so one bad receipt cannot fail its neighbours. */
+  /** Set after its batch failed: it is tried once more on its own, so one bad item cannot fail its neighbours. */
   alone?: boolean;
   /** Batches it was in that failed on a dead connection or a lost race, and were tried again whole. */
   retries?: number;
@@ -20,24 +19,34 @@ const MAX_RETRIES = 3;
 
 /** How many batches may be committing at once: PGlite runs one transaction at a time anyway. */
 const PARALLEL = { postgres: 2, pglite: 1 } as const;
-const MAX_BATCH = 128;
-const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+
+export interface GroupCommitOptions<I> {
+  maxBatch: number;
+  /** A batch stops growing before it would pass `maxBytes` as counted by `bytesOf` (it always holds one item). */
+  maxBytes?: number;
+  bytesOf?: (input: I) => number;
+}
 
 /**
- * Group commit: deliveries that arrive while a transaction is committing are written together in the next
- * one, so many deliveries share one durable commit. Nothing waits on a timer — an idle gateway writes each
- * delivery at once — and every caller is answered only after the commit that holds its delivery.
+ * Group commit: items that arrive while a transaction is committing are written together in the next one,
+ * so many share one durable commit. Nothing waits on a timer — an idle process writes each item at once —
+ * and every caller is answered only after the commit that holds its item. `write` answers each item of a
+ * batch in order, all in one transaction.
  */
-export class GroupCommit {
-  private readonly queue: Waiting[] = [];
+export class GroupCommit<I, O> {
+  private readonly queue: Waiting<I, O>[] = [];
   private running = 0;
   private readonly parallel: number;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    private readonly write: (db: Store['db'], batch: readonly I[]) => Promise<O[]>,
+    private readonly options: GroupCommitOptions<I>,
+  ) {
     this.parallel = PARALLEL[store.kind];
   }
 
-  record(input: ReceiptInput): Promise<Recorded> {
+  record(input: I): Promise<O> {
     return new Promise((resolve, reject) => {
       this.queue.push({ input, resolve, reject });
       this.pump();
@@ -55,23 +64,25 @@ export class GroupCommit {
     }
   }
 
-  private take(): Waiting[] {
+  private take(): Waiting<I, O>[] {
     if (this.queue[0]!.alone) return [this.queue.shift()!];
-    const batch: Waiting[] = [];
+    const { maxBatch, maxBytes = Infinity, bytesOf } = this.options;
+    const batch: Waiting<I, O>[] = [];
     let bytes = 0;
-    while (batch.length < MAX_BATCH && this.queue.length > 0 && !this.queue[0]!.alone) {
+    while (batch.length < maxBatch && this.queue.length > 0 && !this.queue[0]!.alone) {
       const next = this.queue[0]!;
-      if (batch.length > 0 && bytes + next.input.body.byteLength > MAX_BATCH_BYTES) break;
-      bytes += next.input.body.byteLength;
+      const size = bytesOf?.(next.input) ?? 0;
+      if (batch.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
       batch.push(this.queue.shift()!);
     }
     return batch;
   }
 
-  private async commit(batch: Waiting[]): Promise<void> {
+  private async commit(batch: Waiting<I, O>[]): Promise<void> {
     try {
-      const recorded = await recordDeliveries(this.store.db, batch.map((waiting) => waiting.input));
-      batch.forEach((waiting, i) => waiting.resolve(recorded[i]!));
+      const written = await this.write(this.store.db, batch.map((waiting) => waiting.input));
+      batch.forEach((waiting, i) => waiting.resolve(written[i]!));
     } catch (error) {
       const retries = Math.max(...batch.map((waiting) => waiting.retries ?? 0)) + 1;
       if (isRetryable(error) && retries <= MAX_RETRIES) {

@@ -1,12 +1,12 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { Forwarder } from '../../src/forward/forwarder.ts';
 import { Routes } from '../../src/forward/routes.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { claimTasks, finishAttempt, reclaimExpiredLeases, renewLease } from '../../src/store/atomic.ts';
-import { tasks } from '../../src/store/schema.ts';
+import { claimTasks, finishAttempt, finishAttempts, reclaimExpiredLeases, renewLease, type AttemptFinish } from '../../src/store/atomic.ts';
+import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { ledger, task, taskIn } from '../support/forwarding.ts';
@@ -120,5 +120,57 @@ describe('leases', () => {
     expect(row).toMatchObject({ class: 'success', reference: 'late-ref' });
     expect(row!.decision).toMatch(/superseded/);
     await db().update(tasks).set({ state: 'cancelled' }).where(eq(tasks.id, id));
+  });
+
+  it('finishes written in one batch: each task takes its own decision, a reclaimed one is superseded, a shared destination cools once', async () => {
+    const ids = [await deliver('plain'), await deliver('plain'), await deliver('plain')];
+    const claimed = await claimTasks(db(), { owner: 'batch-worker', routes: routes(), limit: 10 });
+    expect(claimed.map((t) => t.id).sort()).toEqual([...ids].sort());
+    const [first, second, late] = ids.map((id) => claimed.find((t) => t.id === id)!);
+    await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${late!.id}`);
+    expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([late!.id]);
+
+    const origin = 'http://cooling.invalid';
+    const finish = (task: typeof first, f: Partial<AttemptFinish>): AttemptFinish => ({
+      taskId: task!.id,
+      attemptId: task!.attemptId!,
+      owner: 'batch-worker',
+      status: 503,
+      durationMs: 3,
+      class: 'retryable',
+      error: 'HTTP 503',
+      reference: null,
+      requestSha256: null,
+      decision: 'retry',
+      state: 'pending',
+      delayMs: 0,
+      notBefore: null,
+      destination: null,
+      ...f,
+    });
+    const kept = await finishAttempts(db(), [
+      finish(first, { delayMs: 5_000, destination: { origin, pause: null } }),
+      finish(late, { status: 201, class: 'success', error: null, decision: 'succeeded', state: 'succeeded', reference: 'late-ref' }),
+      finish(second, { delayMs: 20_000, destination: { origin, pause: null } }),
+    ]);
+    expect(kept).toEqual([true, false, true]);
+
+    const [cooling] = await db().select().from(destinations).where(eq(destinations.origin, origin));
+    const now = Date.now();
+    expect(cooling!.cooldownUntil!.getTime()).toBeGreaterThan(now + 15_000);
+    expect(cooling!.pausedAt).toBeNull();
+    const waits = await Promise.all([first, second].map(async (t) => (await task(db(), t!.id)).nextAttemptAt.getTime() - now));
+    expect(waits[0]).toBeGreaterThan(3_000);
+    expect(waits[0]).toBeLessThan(15_000);
+    expect(waits[1]).toBeGreaterThan(15_000);
+    for (const t of [first, second]) {
+      expect(await task(db(), t!.id)).toMatchObject({ state: 'pending', leaseOwner: null, lastError: 'HTTP 503' });
+      expect((await ledger(db(), t!.id)).map((r) => [r.class, r.decision, r.responseStatus])).toEqual([['retryable', 'retry', 503]]);
+    }
+    expect((await task(db(), late!.id)).state).toBe('outcome_unknown');
+    expect((await ledger(db(), late!.id))[0]!.decision).toMatch(/superseded/);
+
+    await db().update(tasks).set({ state: 'cancelled', leaseOwner: null }).where(inArray(tasks.id, ids));
+    await db().delete(destinations).where(eq(destinations.origin, origin));
   });
 });
