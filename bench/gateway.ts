@@ -60,6 +60,8 @@ export async function startGateway(options: {
   role: Role;
   logFile: string;
   logLevel: string;
+  /** `serve --concurrency`: attempts in flight when the role forwards; the gateway's default when unset. */
+  concurrency?: number;
   /** Where Node writes the gateway's CPU profile when it exits; none when unset. */
   profileDir?: string | null;
   cleanup: Cleanup;
@@ -68,6 +70,7 @@ export async function startGateway(options: {
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const args = [...profile, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', options.configFile];
   if (cliHasRole()) args.push('--role', role);
+  if (options.concurrency !== undefined && role !== 'web') args.push('--concurrency', String(options.concurrency));
   // The gateway runs as the bench says, whatever ONCEHOOK_* settings the shell that started the bench has.
   const scrubbed = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('ONCEHOOK_')).map((k) => [k, undefined]));
   const log = openSync(options.logFile, 'a');

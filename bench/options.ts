@@ -19,6 +19,8 @@ export interface BenchOptions {
   stormSize: number;
   bossBatchSize: number;
   bossWorkers: number;
+  /** Attempts in flight in oncehook's worker (`serve --concurrency`). */
+  workerConcurrency: number;
   presignRate: number;
   gatewayLogLevel: string;
   seed: number;
@@ -74,6 +76,11 @@ export function parseOptions(argv: string[]): BenchOptions {
     .addOption(new Option('--storm-size <n>', 'identical deliveries in the storm').default(1000).argParser(positiveInt))
     .addOption(new Option('--boss-batch-size <n>', 'pg-boss jobs fetched per worker poll').default(2000).argParser(positiveInt))
     .addOption(new Option('--boss-workers <n>', 'pg-boss workers in its process').default(4).argParser(positiveInt))
+    .addOption(
+      new Option('--worker-concurrency <n>', "attempts in flight in oncehook's worker, its tuning as batchSize is pg-boss's")
+        .default(256)
+        .argParser(positiveInt),
+    )
     .addOption(
       new Option('--presign-rate <n>', 'deliveries signed ahead per measured second; more are signed on the fly')
         .default(15_000)

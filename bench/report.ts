@@ -112,6 +112,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       rows.push(['(d) oncehook forwarding', `${int(f.work.perSecond)} forwarded/s`, [
         `${int(f.work.completed)} of ${int(f.work.backlog)} tasks succeeded in ${(f.work.elapsedMs / 1000).toFixed(1)} s${f.work.drained ? '' : ' (not drained)'}`,
         `${idle(f.idleFirstForward)}; worker peak RSS ${mib(f.peakRssBytes)}`,
+        `tuning: serve --role worker --concurrency ${o.workerConcurrency}`,
       ]]);
     }
   }

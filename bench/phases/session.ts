@@ -37,6 +37,7 @@ export async function withSession<T>(ctx: Context, phase: string, run: (session:
           role,
           logFile: join(ctx.tmpDir, `${phase}-${gateways.length}.log`),
           logLevel: ctx.options.gatewayLogLevel,
+          concurrency: ctx.options.workerConcurrency,
           profileDir: ctx.profileDir,
           cleanup: ctx.cleanup,
         });
