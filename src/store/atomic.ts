@@ -4,13 +4,13 @@
  * requests or two instances racing on the same key cannot both see "new". Routes and workers call these
  * functions; they never compose SQL themselves.
  */
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { DECISIONS, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
 import { rowsOf } from './rows.ts';
-import { deliveries, tasks } from './schema.ts';
+import { tasks } from './schema.ts';
 
 export interface NewTask {
   id: string;
@@ -59,17 +59,6 @@ export type Recorded =
       existing: TaskSummary[];
     };
 
-type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
-
-interface Decided {
-  decision: Decision;
-  /** The receipt that first carried what this one repeats. */
-  first?: string;
-  created: TaskSummary[];
-}
-
-const byKey = <T>(key: (item: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
-
 /**
  * A batch travels as one JSON parameter unpacked by `json_to_recordset`, not as a multi-row VALUES list: one
  * parameter instead of one per value keeps the statement's build and encode cost flat as batches grow
@@ -79,204 +68,52 @@ function batchJson(rows: readonly object[]): string {
   return JSON.stringify(rows);
 }
 
+interface RecordedRow {
+  decision: Decision;
+  receivedMs: number;
+  first: { id: string; deliveryId: string; eventId: string; receivedMs: number; decision: string } | null;
+  created: TaskSummary[];
+  existing: TaskSummary[];
+}
+
 /**
  * Records a batch of verified receipts in one transaction — one durable commit for all of them (group
  * commit) — with exactly the decisions each would get alone, in arrival order: a repeat inside the batch is
- * a duplicate of the earlier receipt, as it would be of a committed one. Each stage inserts its keys sorted,
- * so concurrent batches take row locks in one order and cannot deadlock. The delivery key, the event key,
+ * a duplicate of the earlier receipt, as it would be of a committed one. The delivery key, the event key,
  * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
+ *
+ * The stages run in the database function `oncehook_record_deliveries` (migration 0001): one round trip per
+ * batch instead of one per stage. Measured, the stages' round trips were the gateway's largest cost — each
+ * a socket write and a parse — and a batch's latency was their sum.
  */
 export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]): Promise<Recorded[]> {
   if (inputs.length === 0) return [];
-  return db.transaction(async (tx) => {
-    const decided: Decided[] = inputs.map(() => ({ decision: DECISIONS.accepted, created: [] }));
-    const all = inputs.map((_, i) => i);
-
-    const deliveryStage = await claimKeys(tx, 'delivery', inputs, all);
-    for (const [i, first] of deliveryStage.repeats) decided[i] = { decision: DECISIONS.duplicateDelivery, first, created: [] };
-    const eventStage = await claimKeys(tx, 'event', inputs, deliveryStage.fresh);
-    for (const [i, first] of eventStage.repeats) decided[i] = { decision: DECISIONS.duplicateEvent, first, created: [] };
-    await createTasks(tx, inputs, eventStage.fresh, decided);
-
-    const rows = await rowsOf<{ id: string; received_ms: number }>(
-      tx,
-      sql`insert into deliveries (id, source, delivery_id, event_id, topic, occurred_at, decision, matched_delivery_id,
-            headers, content_type, body_sha256, body_bytes)
-          select * from json_to_recordset(${batchJson(
-            inputs.map((input, i) => ({
-              id: input.id,
-              source: input.source,
-              delivery_id: input.deliveryId,
-              event_id: input.eventId,
-              topic: input.topic,
-              occurred_at: input.occurredAt,
-              decision: decided[i]!.decision,
-              matched_delivery_id: decided[i]!.first ?? null,
-              headers: input.headers,
-              content_type: input.contentType,
-              body_sha256: input.bodySha256,
-              body_bytes: input.body.byteLength,
-            })),
-          )}::json) as d(id text, source text, delivery_id text, event_id text, topic text, occurred_at timestamptz,
-            decision text, matched_delivery_id text, headers jsonb, content_type text, body_sha256 text, body_bytes int)
-          returning id, (extract(epoch from received_at) * 1000)::float8 as received_ms${
-            // Riding on this statement saves a round trip; PostgreSQL delivers identical notifications of
-            // one transaction once, however many rows call it.
-            decided.some((d) => d.created.length > 0) ? sql`, pg_notify(${TASKS_CHANNEL}, '') as woke` : sql``
-          }`,
-    );
-
-    const receivedAt = new Map(rows.map((row) => [row.id, new Date(Number(row.received_ms))]));
-    const firstSeen = await receipts(tx, decided.flatMap((d) => (d.first ? [d.first] : [])));
-    // Only tasks this batch did not create need reading back; a batch of new events needs no read at all.
-    const createdIds = new Set(decided.flatMap((d) => d.created.map((task) => task.id)));
-    const summaries = await taskSummaries(
-      tx,
-      inputs.flatMap((input) => input.tasks.map((task) => task.id)).filter((id) => !createdIds.has(id)),
-    );
-    for (const d of decided) for (const task of d.created) summaries.set(task.id, task);
-    return inputs.map((input, i): Recorded => {
-      const { decision, first, created } = decided[i]!;
-      const own = new Set(created.map((task) => task.id));
-      const existing = input.tasks.flatMap((task) => {
-        const summary = summaries.get(task.id);
-        return summary && !own.has(task.id) ? [summary] : [];
-      });
-      if (decision === DECISIONS.accepted) return { decision, receivedAt: receivedAt.get(input.id)!, created, existing };
-      return { decision, receivedAt: receivedAt.get(input.id)!, firstSeen: firstSeen.get(first!)!, existing };
-    });
-  });
-}
-
-/**
- * Inserts the delivery or event key of each candidate; returns the candidates whose key was new ("fresh")
- * and, for every other, the receipt that holds the key. An empty RETURNING for a key means another
- * transaction committed it first (the insert waited for it), so the follow-up read sees that row: the read
- * explains the decision, the insert made it.
- */
-async function claimKeys(tx: Tx, kind: 'delivery' | 'event', inputs: readonly ReceiptInput[], candidates: number[]) {
-  const idOf = (i: number) => (kind === 'delivery' ? inputs[i]!.deliveryId : inputs[i]!.eventId);
-  const keyOf = (i: number) => `${inputs[i]!.source}\0${idOf(i)}`;
-
-  const leaders = new Map<string, number>();
-  for (const i of candidates) if (!leaders.has(keyOf(i))) leaders.set(keyOf(i), i);
-  const ordered = [...leaders.values()].sort(byKey(keyOf));
-  const fresh = new Set<string>();
-  if (ordered.length > 0) {
-    const keys = batchJson(ordered.map((i) => ({ source: inputs[i]!.source, id: idOf(i), first: inputs[i]!.id })));
-    const inserted = await rowsOf<{ source: string; id: string }>(
-      tx,
-      kind === 'delivery'
-        ? sql`insert into delivery_keys (source, delivery_id, first_delivery)
-              select * from json_to_recordset(${keys}::json) as k(source text, id text, first text)
-              on conflict do nothing returning source, delivery_id as id`
-        : sql`insert into event_keys (source, event_id, first_delivery)
-              select * from json_to_recordset(${keys}::json) as k(source text, id text, first text)
-              on conflict do nothing returning source, event_id as id`,
-    );
-    for (const row of inserted) fresh.add(`${row.source}\0${row.id}`);
-  }
-
-  const holder = new Map<string, string>();
-  for (const i of ordered) if (fresh.has(keyOf(i))) holder.set(keyOf(i), inputs[i]!.id);
-  const known = ordered.filter((i) => !fresh.has(keyOf(i)));
-  if (known.length > 0) {
-    // Looked up by the whole primary key, source first: by the ID alone the key's index cannot be used, and
-    // every repeat would scan a table that grows with every delivery ever received.
-    const wanted = batchJson(known.map((i) => ({ source: inputs[i]!.source, id: idOf(i) })));
-    const rows = await rowsOf<{ source: string; id: string; first: string }>(
-      tx,
-      kind === 'delivery'
-        ? sql`select k.source, k.delivery_id as id, k.first_delivery as first
-              from json_to_recordset(${wanted}::json) as w(source text, id text)
-              join delivery_keys k on k.source = w.source and k.delivery_id = w.id`
-        : sql`select k.source, k.event_id as id, k.first_delivery as first
-              from json_to_recordset(${wanted}::json) as w(source text, id text)
-              join event_keys k on k.source = w.source and k.event_id = w.id`,
-    );
-    for (const row of rows) holder.set(`${row.source}\0${row.id}`, row.first);
-  }
-
-  const freshCandidates: number[] = [];
-  const repeats = new Map<number, string>();
-  for (const i of candidates) {
-    if (fresh.has(keyOf(i)) && leaders.get(keyOf(i)) === i) freshCandidates.push(i);
-    else repeats.set(i, holder.get(keyOf(i))!);
-  }
-  return { fresh: freshCandidates, repeats };
-}
-
-/** Creates the tasks of the receipts that carried a new event; a receipt all of whose tasks exist is a duplicate_task. */
-async function createTasks(tx: Tx, inputs: readonly ReceiptInput[], carriers: number[], decided: Decided[]): Promise<void> {
-  const owner = new Map<string, number>();
-  for (const i of carriers) for (const task of inputs[i]!.tasks) if (!owner.has(task.id)) owner.set(task.id, i);
-  if (owner.size === 0) return;
-
-  const rows = [...owner.entries()].sort(byKey(([id]) => id)).map(([id, i]) => {
-    const input = inputs[i]!;
-    const task = input.tasks.find((t) => t.id === id)!;
-    return {
-      id,
-      source: input.source,
-      action: task.action,
-      event_id: input.eventId,
-      topic: input.topic,
-      delivery_id: input.id,
-      state: task.state,
-      body: Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('base64'),
-      content_type: input.contentType,
-      body_sha256: input.bodySha256,
-      after_task_id: task.afterTaskId,
-    };
-  });
-  const created = await rowsOf<TaskSummary>(
-    tx,
-    sql`insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256, after_task_id)
-        select id, source, action, event_id, topic, delivery_id, state, decode(body, 'base64'), content_type, body_sha256,
-          after_task_id
-        from json_to_recordset(${batchJson(rows)}::json) as t(id text, source text, action text, event_id text, topic text,
-          delivery_id text, state text, body text, content_type text, body_sha256 text, after_task_id text)
-        on conflict do nothing returning id, action, state`,
+  const batch = inputs.map((input, i) => ({
+    i,
+    id: input.id,
+    source: input.source,
+    delivery_id: input.deliveryId,
+    event_id: input.eventId,
+    topic: input.topic,
+    occurred_at: input.occurredAt,
+    headers: input.headers,
+    content_type: input.contentType,
+    body: Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('base64'),
+    body_sha256: input.bodySha256,
+    body_bytes: input.body.byteLength,
+    tasks: input.tasks.map((task) => ({ id: task.id, action: task.action, state: task.state, after_task_id: task.afterTaskId })),
+  }));
+  const [row] = await rowsOf<{ recorded: RecordedRow[] | string }>(
+    db,
+    sql`select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
   );
-  const createdById = new Map(created.map((task) => [task.id, task]));
-
-  const creatorOf = new Map<string, string>();
-  for (const [id, i] of owner) if (createdById.has(id)) creatorOf.set(id, inputs[i]!.id);
-  const unowned = carriers.flatMap((i) => inputs[i]!.tasks.map((t) => t.id)).filter((id) => !creatorOf.has(id));
-  if (unowned.length > 0) {
-    const rows = await tx.select({ id: tasks.id, deliveryId: tasks.deliveryId }).from(tasks).where(inArray(tasks.id, unowned));
-    for (const row of rows) creatorOf.set(row.id, row.deliveryId);
-  }
-
-  for (const i of carriers) {
-    const own = inputs[i]!.tasks.flatMap((task) => (owner.get(task.id) === i && createdById.has(task.id) ? [createdById.get(task.id)!] : []));
-    if (own.length > 0 || inputs[i]!.tasks.length === 0) decided[i] = { decision: DECISIONS.accepted, created: own };
-    else decided[i] = { decision: DECISIONS.duplicateTask, first: creatorOf.get(inputs[i]!.tasks[0]!.id)!, created: [] };
-  }
-}
-
-async function receipts(tx: Tx, ids: string[]): Promise<Map<string, FirstSeen>> {
-  if (ids.length === 0) return new Map();
-  const rows = await tx
-    .select({
-      id: deliveries.id,
-      deliveryId: deliveries.deliveryId,
-      eventId: deliveries.eventId,
-      receivedAt: deliveries.receivedAt,
-      decision: deliveries.decision,
-    })
-    .from(deliveries)
-    .where(inArray(deliveries.id, [...new Set(ids)]));
-  return new Map(rows.map((row) => [row.id, row]));
-}
-
-async function taskSummaries(tx: Tx, ids: string[]): Promise<Map<string, TaskSummary>> {
-  if (ids.length === 0) return new Map();
-  const rows = await tx
-    .select({ id: tasks.id, action: tasks.action, state: tasks.state })
-    .from(tasks)
-    .where(inArray(tasks.id, [...new Set(ids)]));
-  return new Map(rows.map((row) => [row.id, row]));
+  const recorded = typeof row!.recorded === 'string' ? (JSON.parse(row!.recorded) as RecordedRow[]) : row!.recorded;
+  return recorded.map((r): Recorded => {
+    const receivedAt = new Date(Math.floor(r.receivedMs));
+    if (r.decision === DECISIONS.accepted) return { decision: r.decision, receivedAt, created: r.created, existing: r.existing };
+    const { receivedMs, ...first } = r.first!;
+    return { decision: r.decision, receivedAt, firstSeen: { ...first, receivedAt: new Date(Math.floor(receivedMs)) }, existing: r.existing };
+  });
 }
 
 // ─── Forwarding ──────────────────────────────────────────────────────────────────────────────────────────
@@ -356,10 +193,11 @@ const claimable = (routes: readonly ClaimRoute[]) => sql`
  * The claim must walk `tasks_due_idx` in due order and stop at its limit. After a burst, before autovacuum has
  * analysed the table, the planner believes a few hundred tasks are due and prefers to fetch every due task and
  * sort them (measured: 30 ms per claim at a backlog of 15,000, a third of the database's time while draining,
- * against 1 ms for the index walk). The claim's own transaction rules those plans out.
+ * against 1 ms for the index walk). The claim's own transaction rules those plans out — and JIT, which the
+ * penalty on the plans ruled out would otherwise trigger by cost alone.
  */
 const WALK_THE_DUE_INDEX = sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-  set_config('enable_sort', 'off', true)`;
+  set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`;
 
 /**
  * Claims up to `limit` due tasks in one statement — graphile-worker's shape: lock with SKIP LOCKED, update,
