@@ -9,6 +9,7 @@ import type { Db } from './connect.ts';
 import { DECISIONS, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
+import { PREPARED } from './prepared.ts';
 import { rowsOf } from './rows.ts';
 import { tasks } from './schema.ts';
 
@@ -105,7 +106,7 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
   }));
   const [row] = await rowsOf<{ recorded: RecordedRow[] | string }>(
     db,
-    sql`select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
+    sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
   );
   const recorded = typeof row!.recorded === 'string' ? (JSON.parse(row!.recorded) as RecordedRow[]) : row!.recorded;
   return recorded.map((r): Recorded => {
@@ -196,7 +197,7 @@ const claimable = (routes: readonly ClaimRoute[]) => sql`
  * against 1 ms for the index walk). The claim's own transaction rules those plans out — and JIT, which the
  * penalty on the plans ruled out would otherwise trigger by cost alone.
  */
-const WALK_THE_DUE_INDEX = sql`select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+const WALK_THE_DUE_INDEX = sql`${PREPARED}select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
   set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`;
 
 /**
@@ -214,7 +215,7 @@ export async function claimTasks(
     await tx.execute(WALK_THE_DUE_INDEX);
     return rowsOf<ClaimedTask>(
       tx,
-      sql`
+      sql`${PREPARED}
     with picked as (
       select t.id ${claimable(input.routes)}
       order by t.next_attempt_at
@@ -273,7 +274,7 @@ export async function nextDueInMs(db: Db): Promise<number | null> {
   // (a paused destination, a step waiting for its sibling), and a notification or the poll brings it back.
   const [row] = await rowsOf<{ ms: number | null }>(
     db,
-    sql`select greatest(0, extract(epoch from least(
+    sql`${PREPARED}select greatest(0, extract(epoch from least(
         (select min(next_attempt_at) from tasks where state in ('pending', 'outcome_unknown') and next_attempt_at > now()),
         (select min(cooldown_until) from destinations where cooldown_until > now()),
         (select min(lease_expires_at) from tasks where state = 'in_progress')
@@ -286,7 +287,7 @@ export async function nextDueInMs(db: Db): Promise<number | null> {
 export async function renewLease(db: Db, input: { taskId: string; owner: string; leaseMs: number }): Promise<boolean> {
   const renewed = await rowsOf<{ id: string }>(
     db,
-    sql`update tasks set lease_expires_at = now() + ${input.leaseMs} * interval '1 millisecond'
+    sql`${PREPARED}update tasks set lease_expires_at = now() + ${input.leaseMs} * interval '1 millisecond'
         where id = ${input.taskId} and lease_owner = ${input.owner} and state = 'in_progress'
         returning id`,
   );
@@ -307,7 +308,7 @@ export interface ReclaimedTask {
 export async function reclaimExpiredLeases(db: Db): Promise<ReclaimedTask[]> {
   return rowsOf<ReclaimedTask>(
     db,
-    sql`
+    sql`${PREPARED}
     with expired as (
       select id from tasks where state = 'in_progress' and lease_expires_at < now()
       for update skip locked
@@ -380,7 +381,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
   }));
   const kept = await rowsOf<{ kept: boolean }>(
     db,
-    sql`
+    sql`${PREPARED}
     with f as (
       select f.*, greatest(now() + f."delayMs" * interval '1 millisecond', coalesce(f."notBefore", now())) as next
       from json_to_recordset(${batchJson(rows)}::json) as f(i int, "taskId" text, "attemptId" bigint, owner text,
