@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Adapter } from '../../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
@@ -52,7 +53,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       if (!source || !adapter) throw new HttpError(404, 'unknown_source', `no source named "${sourceId}" is configured`);
       release = admission.enter(sourceId);
       const request = c.req.raw;
-      const body = await readBody(request, source.maxBodyBytes, source.readTimeoutMs);
+      const { incoming } = c.env as HttpBindings;
+      const body = await readBody(incoming, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
       const planned = planTasks(sourceId, source, identity, request.headers);
       const receipt = receiptId();
