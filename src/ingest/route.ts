@@ -87,6 +87,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       return c.json({ receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(recorded) });
     } catch (error) {
       if (error instanceof HttpError) {
+        // A body cut off unread (too large, too slow) would otherwise keep arriving on a kept-alive connection.
+        if (error.status === 408 || error.status === 413) (c.env as HttpBindings).outgoing.setHeader('connection', 'close');
         metrics.rejections.inc({ source: label, reason: error.code });
         metrics.ackSeconds.observe({ source: label, status: String(error.status) }, (performance.now() - started) / 1000);
         logger.info({ source: label, status: error.status, reason: error.code }, 'delivery rejected');

@@ -45,12 +45,14 @@ function slowRequest(source: string): { answer: Promise<string>; socket: net.Soc
 }
 
 describe('admission', () => {
-  it('cuts a body that trickles in off at readTimeoutMs with 408', async () => {
+  it('cuts a body that trickles in off at readTimeoutMs with 408, and closes the connection', async () => {
     const started = performance.now();
     const { answer, socket } = slowRequest('shop');
+    const closed = new Promise((resolve) => socket.on('close', resolve));
     const text = await answer;
-    socket.destroy();
+    await closed;
     expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(text.toLowerCase()).toContain('connection: close');
     expect(text).toContain('body_timeout');
     expect(performance.now() - started).toBeGreaterThanOrEqual(READ_TIMEOUT_MS - 50);
   });
