@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { LatencySummary } from './histogram.ts';
 import type { BenchOptions } from './options.ts';
 import type { CpuShares } from './proc.ts';
-import type { IdleLatency, Results } from './phases/context.ts';
+import type { DrainResult, IdleLatency, Results } from './phases/context.ts';
 
 export interface Environment {
   startedAt: string;
@@ -46,6 +46,9 @@ const lat = (l: LatencySummary | null, withTail = false) =>
   l ? `p50 ${ms(l.p50)} ms  p99 ${ms(l.p99)} ms${withTail ? `  p99.9 ${ms(l.p999)} ms  max ${ms(l.max)} ms` : ''}` : '';
 const cpuLine = (c: CpuShares | null) =>
   c ? `CPU: gateway ${pct(c.processes.gateway)} of a core, postgres ${pct(c.postgres)} of a core, machine ${pct(c.machine)} of ${c.cores} cores` : '';
+
+const drainCpuLine = ({ cpu }: DrainResult) =>
+  `CPU: worker ${pct(cpu.processes.worker)} of a core, downstream ${pct(cpu.processes.downstream)}, postgres ${pct(cpu.postgres)}, machine ${pct(cpu.machine)} of ${cpu.cores} cores`;
 
 const idle = (l: IdleLatency | null) =>
   l ? `idle first-forward p50 ${ms(l.p50)} ms, max ${ms(l.max)} ms (${l.samplesMs.length} probes)` : 'idle first-forward: not measured (the backlog never finished)';
@@ -101,6 +104,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
     rows.push([`(c) pg-boss ${b.version}`, `${int(b.work.perSecond)} forwarded/s`, [
       `send ${int(b.send.perSecond)}/s (${lat(b.send.latencyMs)}, errors ${b.send.errors})`,
       `work and forward: ${int(b.work.completed)} of ${int(b.work.backlog)} jobs done in ${(b.work.elapsedMs / 1000).toFixed(1)} s${b.work.drained ? '' : ' (not drained)'}`,
+      drainCpuLine(b.work),
       idle(b.idleFirstForward),
       `tuning: batchSize ${b.settings.batchSize}, ${b.settings.workers} workers, polling ${b.settings.pollingIntervalSeconds} s, pool ${b.settings.poolMax}`,
     ]]);
@@ -111,6 +115,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
     else {
       rows.push(['(d) oncehook forwarding', `${int(f.work.perSecond)} forwarded/s`, [
         `${int(f.work.completed)} of ${int(f.work.backlog)} tasks succeeded in ${(f.work.elapsedMs / 1000).toFixed(1)} s${f.work.drained ? '' : ' (not drained)'}`,
+        drainCpuLine(f.work),
         `${idle(f.idleFirstForward)}; worker peak RSS ${mib(f.peakRssBytes)}`,
         `tuning: serve --role worker --concurrency ${o.workerConcurrency}`,
       ]]);

@@ -66,6 +66,8 @@ export interface DrainResult {
   perSecond: number;
   drained: boolean;
   downstreamReceived: number;
+  /** CPU over the drain: the worker and the downstream by name, PostgreSQL, the machine. */
+  cpu: CpuShares;
 }
 
 export interface IdleLatency {

@@ -1,6 +1,7 @@
 import { percentile } from '../histogram.ts';
 import { wallNow } from '../servers/protocol.ts';
 import type { Downstream } from '../servers/start.ts';
+import { CpuWatch } from '../proc.ts';
 import type { Context, DrainResult, IdleLatency } from './context.ts';
 
 const POLL_MS = 100;
@@ -13,8 +14,10 @@ const POLL_MS = 100;
  */
 export async function measureDrain(
   ctx: Context,
-  options: { backlog: number; completed: () => Promise<number>; downstream: Downstream; capMs: number },
+  options: { backlog: number; completed: () => Promise<number>; downstream: Downstream; capMs: number; worker: number },
 ): Promise<DrainResult> {
+  const watch = new CpuWatch({ worker: options.worker, downstream: options.downstream.child.pid });
+  watch.start();
   const started = wallNow();
   let completed = 0;
   let lastSaid = started;
@@ -29,6 +32,7 @@ export async function measureDrain(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const doneAt = wallNow();
+  const cpu = watch.stop();
   const stats = await options.downstream.stats();
   const elapsedMs = doneAt - (stats.firstAt ?? started);
   return {
@@ -38,6 +42,7 @@ export async function measureDrain(
     perSecond: (completed * 1000) / elapsedMs,
     drained: completed >= options.backlog,
     downstreamReceived: stats.received,
+    cpu,
   };
 }
 

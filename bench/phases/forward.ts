@@ -41,7 +41,13 @@ export async function runForward(ctx: Context): Promise<ForwardResult> {
     const worker = await session.start('worker', 'oncehook forward (worker)');
     const rss = new RssSampler(worker.child.pid, 500);
     const completed = () => tasks.count(`select count(*) from tasks where state = 'succeeded'`);
-    const work = await measureDrain(ctx, { backlog, downstream: session.downstream, capMs: ctx.options.duration * 1000 * 3, completed });
+    const work = await measureDrain(ctx, {
+      backlog,
+      downstream: session.downstream,
+      capMs: ctx.options.duration * 1000 * 3,
+      completed,
+      worker: worker.child.pid,
+    });
     const peakRssBytes = rss.stop();
     if (work.downstreamReceived === 0) {
       return { measured: false, reason: `the worker forwarded nothing in ${(work.elapsedMs / 1000).toFixed(0)} s` };

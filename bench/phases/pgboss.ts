@@ -49,7 +49,13 @@ export async function runPgBoss(ctx: Context): Promise<PgBossResult> {
     const jobs = counter(databaseUrl, ctx.cleanup);
     const completed = () => jobs.count(`select count(*) from pgboss.job where name = '${QUEUE}' and state = 'completed'`);
     await ask(runner, { type: 'work' }, 'working');
-    const work = await measureDrain(ctx, { backlog: figures.backlog, downstream, capMs: options.duration * 1000 * 3, completed });
+    const work = await measureDrain(ctx, {
+      backlog: figures.backlog,
+      downstream,
+      capMs: options.duration * 1000 * 3,
+      completed,
+      worker: runner.pid,
+    });
     let idleFirstForward = null;
     if (work.drained || (await settle(figures.backlog, completed))) {
       ctx.say('idle first-forward latency…');
