@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,14 +17,6 @@ export interface RunningGateway {
   readonly role: Role;
   readonly logFile: string;
   stop(): Promise<void>;
-}
-
-let roleSupport: boolean | undefined;
-
-/** Whether this checkout's `oncehook serve` takes `--role` (it is being added while this bench is written). */
-export function cliHasRole(): boolean {
-  roleSupport ??= execFileSync(process.execPath, [BIN, 'serve', '--help'], { cwd: REPO, encoding: 'utf8' }).includes('--role');
-  return roleSupport;
 }
 
 /**
@@ -66,10 +57,10 @@ export async function startGateway(options: {
   profileDir?: string | null;
   cleanup: Cleanup;
 }): Promise<RunningGateway> {
-  const role: Role = cliHasRole() ? options.role : 'all';
+  const { role } = options;
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const args = [...profile, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', options.configFile];
-  if (cliHasRole()) args.push('--role', role);
+  args.push('--role', role);
   if (options.concurrency !== undefined && role !== 'web') args.push('--concurrency', String(options.concurrency));
   // The gateway runs as the bench says, whatever ONCEHOOK_* settings the shell that started the bench has.
   const scrubbed = Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('ONCEHOOK_')).map((k) => [k, undefined]));

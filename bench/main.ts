@@ -8,7 +8,6 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cleanup } from './cleanup.ts';
-import { cliHasRole } from './gateway.ts';
 import { parseOptions, type PhaseName } from './options.ts';
 import type { Context, Results } from './phases/context.ts';
 import { runForward } from './phases/forward.ts';
@@ -60,9 +59,6 @@ async function main(): Promise<number> {
       notes: [],
     };
     if (leftovers.length) env.notes.push(`dropped databases left by killed runs: ${leftovers.join(', ')}`);
-    if (!cliHasRole() && options.phases.some((p) => ['ingest', 'storm', 'soak'].includes(p))) {
-      env.notes.push('`oncehook serve` has no --role: ingest, storm and soak ran plain `serve`, with its forwarder (if built) beside ingest');
-    }
 
     const profileDir = options.cpuProf ? join(RESULTS, `${env.startedAt.replace(/[:.]/g, '-')}-profiles`) : null;
     const results: Results = {};

@@ -3,10 +3,7 @@
  * gateway), then a `worker` gateway drains it to the downstream; then, idle, one delivery at a time
  * through a default (`all`) gateway until the downstream has it.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { signedDelivery } from '../deliveries.ts';
-import { cliHasRole } from '../gateway.ts';
 import { runLoad } from '../load/run.ts';
 import { counter } from '../postgres.ts';
 import { RssSampler } from '../proc.ts';
@@ -16,19 +13,7 @@ import { measureDrain, measureIdleLatency, settle } from './drain.ts';
 import { closedLoop } from './load-spec.ts';
 import { withSession } from './session.ts';
 
-const FORWARDER = fileURLToPath(new URL('../../src/forward/forwarder.ts', import.meta.url));
-
-/** Why oncehook's forwarding cannot be measured in this checkout, or null when it can. */
-export function forwardingUnavailable(): string | null {
-  if (!existsSync(FORWARDER)) return 'forwarder not built';
-  // Without roles the only gateway forwards while it ingests, so no backlog could be built to drain.
-  if (!cliHasRole()) return 'forwarder present, but `oncehook serve` has no --role yet to fill a backlog without draining it';
-  return null;
-}
-
 export async function runForward(ctx: Context): Promise<ForwardResult> {
-  const reason = forwardingUnavailable();
-  if (reason) return { measured: false, reason };
   return withSession(ctx, 'forward', async (session) => {
     const web = await session.start('web', 'oncehook forward (web)');
     const fill = await runLoad(closedLoop(ctx, { label: 'forward-fill', origin: web.url }, { duplicates: 0 }), ctx.cleanup, {
