@@ -122,7 +122,8 @@ export const tasks = pgTable(
   },
   (t) => [
     index('tasks_page_idx').on(t.txid, t.id),
-    index('tasks_replay_idx').on(t.replayOf),
+    // Partial: almost no task is a replay, and every update of a task would otherwise write a null entry here.
+    index('tasks_replay_idx').on(t.replayOf).where(sql`replay_of is not null`),
     index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
     index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
     index('tasks_state_idx').on(t.state, t.createdAt),
