@@ -53,6 +53,7 @@ export class Forwarder {
   readonly #routes: Routes;
   readonly #pools: Pools;
   readonly #finishes: GroupCommit<AttemptFinish, boolean>;
+  readonly #finish = (f: AttemptFinish) => this.#finishes.record(f);
   readonly #owner = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   /** Every attempt not yet recorded, the ones whose answer waits for its finish to commit included. */
   readonly #inFlight = new Set<Promise<void>>();
@@ -181,18 +182,17 @@ export class Forwarder {
       const route = this.#routes.get(task.source, task.action);
       const { store, logger, metrics } = this.#deps;
       this.#sending++;
-      let answered = false;
-      const free = () => {
-        if (answered) return;
-        answered = true;
+      let slotFreed = false;
+      const freeSlot = () => {
+        if (slotFreed) return;
+        slotFreed = true;
         this.#sending--;
         this.wake();
       };
-      const finish = (f: AttemptFinish) => this.#finishes.record(f);
-      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish, answered: free, logger, metrics, release: this.#release.signal };
+      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish: this.#finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);
-        free();
+        freeSlot();
         this.wake();
       });
       this.#inFlight.add(running);
