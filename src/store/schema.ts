@@ -132,7 +132,7 @@ export const tasks = pgTable(
   ],
 );
 
-/** The run ledger: one row per attempt and the decision taken after it. */
+/** The run ledger: one row per attempt and the decision taken after it. Fillfactor 35: see migration 0003. */
 export const attempts = pgTable(
   'attempts',
   {
