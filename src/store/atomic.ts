@@ -104,12 +104,11 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
     body_bytes: input.body.byteLength,
     tasks: input.tasks.map((task) => ({ id: task.id, action: task.action, state: task.state, after_task_id: task.afterTaskId })),
   }));
-  const [row] = await rowsOf<{ recorded: RecordedRow[] | string }>(
+  const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
     db,
     sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
   );
-  const recorded = typeof row!.recorded === 'string' ? (JSON.parse(row!.recorded) as RecordedRow[]) : row!.recorded;
-  return recorded.map((r): Recorded => {
+  return row!.recorded.map((r): Recorded => {
     const receivedAt = new Date(Math.floor(r.receivedMs));
     if (r.decision === DECISIONS.accepted) return { decision: r.decision, receivedAt, created: r.created, existing: r.existing };
     const { receivedMs, ...first } = r.first!;
@@ -425,12 +424,6 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
   return kept.map((row) => row.kept);
 }
 
-/** Closes one attempt: `finishAttempts` for a batch of one. */
-export async function finishAttempt(db: Db, f: AttemptFinish): Promise<boolean> {
-  const [kept] = await finishAttempts(db, [f]);
-  return kept ?? false;
-}
-
 export type ApproveResult =
   | { approved: true }
   | { approved: false; state: string | null };
@@ -462,7 +455,7 @@ export async function approveTask(db: Db, input: { taskId: string; note: string;
 
 // ─── Shutdown ────────────────────────────────────────────────────────────────────────────────────────────
 // A stopping worker hands back only what it never sent. An attempt whose request was written ends through
-// finishAttempt as an unknown outcome, like any other: stopping must never make a sent request look unsent.
+// finishAttempts as an unknown outcome, like any other: stopping must never make a sent request look unsent.
 
 /**
  * Gives back a claim whose request was never written: the task is due again at once, in the state it was

@@ -5,7 +5,7 @@ import { Forwarder } from '../../src/forward/forwarder.ts';
 import { Routes } from '../../src/forward/routes.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { claimTasks, finishAttempt, finishAttempts, reclaimExpiredLeases, renewLease, type AttemptFinish } from '../../src/store/atomic.ts';
+import { claimTasks, finishAttempts, reclaimExpiredLeases, renewLease, type AttemptFinish } from '../../src/store/atomic.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
@@ -98,23 +98,25 @@ describe('leases', () => {
     await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
     expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
 
-    const kept = await finishAttempt(db(), {
-      taskId: id,
-      attemptId: claimed.attemptId!,
-      owner: 'dead-worker',
-      status: 201,
-      durationMs: 5,
-      class: 'success',
-      error: null,
-      reference: 'late-ref',
-      requestSha256: null,
-      decision: 'succeeded',
-      state: 'succeeded',
-      delayMs: 0,
-      notBefore: null,
-      destination: null,
-    });
-    expect(kept).toBe(false);
+    const kept = await finishAttempts(db(), [
+      {
+        taskId: id,
+        attemptId: claimed.attemptId!,
+        owner: 'dead-worker',
+        status: 201,
+        durationMs: 5,
+        class: 'success',
+        error: null,
+        reference: 'late-ref',
+        requestSha256: null,
+        decision: 'succeeded',
+        state: 'succeeded',
+        delayMs: 0,
+        notBefore: null,
+        destination: null,
+      },
+    ]);
+    expect(kept).toEqual([false]);
     expect((await task(db(), id)).state).toBe('outcome_unknown');
     const [row] = await ledger(db(), id);
     expect(row).toMatchObject({ class: 'success', reference: 'late-ref' });
