@@ -48,12 +48,13 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
     const source = config.sources[sourceId];
     const adapter = adapters.get(sourceId);
     const label = source ? sourceId : '(unknown)';
+    // Served by @hono/node-server: Node's own request and response, read and written around the web API.
+    const { incoming, outgoing } = c.env as HttpBindings;
     let release = () => {};
     try {
       if (!source || !adapter) throw new HttpError(404, 'unknown_source', `no source named "${sourceId}" is configured`);
       release = admission.enter(sourceId);
       const request = c.req.raw;
-      const { incoming } = c.env as HttpBindings;
       const body = await readBody(incoming, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
       const planned = planTasks(sourceId, source, identity, request.headers);
@@ -88,7 +89,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
     } catch (error) {
       if (error instanceof HttpError) {
         // A body cut off unread (too large, too slow) would otherwise keep arriving on a kept-alive connection.
-        if (error.status === 408 || error.status === 413) (c.env as HttpBindings).outgoing.setHeader('connection', 'close');
+        if (error.status === 408 || error.status === 413) outgoing.setHeader('connection', 'close');
         metrics.rejections.inc({ source: label, reason: error.code });
         metrics.ackSeconds.observe({ source: label, status: String(error.status) }, (performance.now() - started) / 1000);
         logger.info({ source: label, status: error.status, reason: error.code }, 'delivery rejected');
