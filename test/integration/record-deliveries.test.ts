@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptId, sha256Hex, taskId } from '../../src/ids.ts';
-import { recordDeliveries, type ReceiptInput } from '../../src/store/atomic.ts';
+import { recordDeliveries, type ReceiptInput, type Recorded } from '../../src/store/atomic.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
 
@@ -53,6 +53,27 @@ describe('recordDeliveries (group commit)', () => {
     const again = await recordDeliveries(t.store.db, [receipt('b-d4', 'b-e4'), receipt('b-d5', 'b-e1')]);
     expect(again.map((r) => r.decision)).toEqual(['duplicate_delivery', 'duplicate_event']);
     expect(again[1]!.decision !== 'accepted' && again[1]!.firstSeen.id).toBe(first.id);
+  });
+
+  it('answers each receipt with the tasks it created, in its order, and the ones another receipt created', async () => {
+    const withTasks = (deliveryId: string, eventId: string, actions: string[]): ReceiptInput => ({
+      ...receipt(deliveryId, eventId),
+      tasks: actions
+        .map((action) => ({ id: taskId('shop', 'k-order', action), action, state: 'pending' as const, afterTaskId: null }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    });
+    const earlier = await recordDeliveries(t.store.db, [withTasks('k-d0', 'k-e0', ['mail'])]);
+    expect(earlier[0]!.decision).toBe('accepted');
+    const later = withTasks('k-d2', 'k-e2', ['crm', 'mail', 'erp', 'sms']);
+    const [first, second] = await recordDeliveries(t.store.db, [withTasks('k-d1', 'k-e1', ['erp', 'mail']), later]);
+    const ids = (r: Recorded | undefined, key: 'created' | 'existing') =>
+      r && r.decision === 'accepted' ? r[key].map((task) => task.id) : null;
+    const id = (action: string) => taskId('shop', 'k-order', action);
+    expect(ids(first, 'created')).toEqual([id('erp')]);
+    expect(ids(first, 'existing')).toEqual([id('mail')]);
+    const order = later.tasks.map((task) => task.id);
+    expect(ids(second, 'created')).toEqual(order.filter((task) => task === id('crm') || task === id('sms')));
+    expect(ids(second, 'existing')).toEqual(order.filter((task) => task === id('erp') || task === id('mail')));
   });
 
   it('many concurrent batches over overlapping keys: one accepted per event, no deadlock, nothing half-written', async () => {
