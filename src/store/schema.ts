@@ -50,7 +50,8 @@ export const deliveries = pgTable(
     bodyBytes: integer('body_bytes').notNull(),
   },
   (t) => [
-    index('deliveries_seq_idx').on(t.seq),
+    // A receipt's repeats, for the operator's view of it. Partial: a receipt accepted first needs no entry.
+    index('deliveries_repeats_idx').on(t.matchedDeliveryId, t.seq).where(sql`matched_delivery_id is not null`),
     index('deliveries_page_idx').on(t.txid, t.seq),
     index('deliveries_source_event_idx').on(t.source, t.eventId),
     index('deliveries_source_delivery_idx').on(t.source, t.deliveryId),
