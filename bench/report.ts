@@ -97,6 +97,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
     rows.push([`storm (${o.stormSize} identical at once)`, `p99 ${ms(s.load.latencyMs.p99)} ms`, [
       `exactly one accepted: ${s.exactlyOneAccepted ? 'yes' : 'NO'} ${JSON.stringify(s.load.decisions)}, statuses ${JSON.stringify(s.load.statuses)}`,
       `${lat(s.load.latencyMs, true)}; all answered in ${ms(s.load.windowMs)} ms; peak RSS ${mib(s.peakRssBytes)}`,
+      `${cpuLine(s.cpu)}, load generator ${pct(s.load.generatorCpu)}`,
     ]]);
   }
   if (r.pgboss) {

@@ -159,112 +159,23 @@ export interface ClaimedTask {
   priorState: TaskState;
 }
 
-const routesTable = (routes: readonly ClaimRoute[]) => sql`(
-  select * from jsonb_to_recordset(${JSON.stringify(routes)}::jsonb) as r(
-    source text, action text, destination text, "keyed" boolean, "keyRetentionMs" bigint,
-    "lookup" boolean, "maxAttempts" int, "leaseMs" bigint))`;
-
 /**
- * The tasks a worker may act on, and from when: pending ones whose `after` sibling has succeeded, and
- * unknown outcomes to reconcile — of a configured action whose destination is not paused. A cooling
- * destination's tasks become due when the cooldown ends.
- */
-/**
- * The tasks a worker may take now. The open routes are computed once (an uncorrelated subquery) and tested as
- * a plain filter, so the planner walks `tasks_due_idx` in due order and stops at the claim's limit. Written
- * as a join or an EXISTS, the planner scanned and sorted every task of a source on every claim (12 ms per
- * claim at a backlog of 10,000, measured), which capped forwarding at a few hundred tasks a second.
- * Source and action IDs cannot contain ":" (the config schema's patterns), so the pair is one text.
- */
-const claimable = (routes: readonly ClaimRoute[]) => sql`
-  from tasks t
-  where t.state in ('pending', 'outcome_unknown')
-    and t.next_attempt_at <= now()
-    and t.source || ':' || t.action = any(array(
-      select r.source || ':' || r.action
-      from ${routesTable(routes)} r
-      left join destinations d on d.origin = r.destination
-      where d.paused_at is null and coalesce(d.cooldown_until, '-infinity') <= now()))
-    -- A scalar lookup by primary key per candidate; an EXISTS here is planned as a hash of every succeeded task.
-    and (t.state = 'outcome_unknown' or t.after_task_id is null
-         or (select s.state from tasks s where s.id = t.after_task_id) = 'succeeded')`;
-
-/**
- * The claim must walk `tasks_due_idx` in due order and stop at its limit. After a burst, before autovacuum has
- * analysed the table, the planner believes a few hundred tasks are due and prefers to fetch every due task and
- * sort them (measured: 30 ms per claim at a backlog of 15,000, a third of the database's time while draining,
- * against 1 ms for the index walk). The claim's own transaction rules those plans out — and JIT, which the
- * penalty on the plans ruled out would otherwise trigger by cost alone.
- */
-const WALK_THE_DUE_INDEX = sql`${PREPARED}select set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-  set_config('enable_sort', 'off', true), set_config('jit', 'off', true)`;
-
-/**
- * Claims up to `limit` due tasks in one statement — graphile-worker's shape: lock with SKIP LOCKED, update,
- * open a ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is
- * reconciled by the rules of CONTRACT.md, decided here in database time: send again under the same key
- * while the downstream still keeps it, else ask the lookup, else hold it for a person.
+ * Claims up to `limit` due tasks in one call — graphile-worker's shape: lock with SKIP LOCKED, update, open a
+ * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is
+ * reconciled by the rules of CONTRACT.md, decided there in database time: send again under the same key
+ * while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
+ * planner settings it needs live in the database function `oncehook_claim_tasks` (migration 0006): one
+ * round trip per claim instead of a transaction's four.
  */
 export async function claimTasks(
   db: Db,
   input: { owner: string; routes: readonly ClaimRoute[]; limit: number },
 ): Promise<ClaimedTask[]> {
   if (input.limit <= 0 || input.routes.length === 0) return [];
-  return db.transaction(async (tx) => {
-    await tx.execute(WALK_THE_DUE_INDEX);
-    return rowsOf<ClaimedTask>(
-      tx,
-      sql`${PREPARED}
-    with picked as (
-      select t.id ${claimable(input.routes)}
-      order by t.next_attempt_at
-      limit ${input.limit}
-      for update of t skip locked
-    ),
-    due as (
-      select t.id, t.state as prior_state, r."leaseMs" as lease_ms,
-        case
-          when t.state = 'pending' then 'send'
-          when r."keyed" and t.attempts < r."maxAttempts"
-            and t.first_attempt_at > now() - r."keyRetentionMs" * interval '1 millisecond' then 'send'
-          when r."lookup" and t.lookups < r."maxAttempts" then 'lookup'
-          else 'review'
-        end as mode,
-        case
-          when r."lookup" then 'outcome unknown: the lookup answered neither yes nor no, ' || t.lookups || ' times'
-          when r."keyed" and t.attempts >= r."maxAttempts" then 'outcome unknown after the last allowed attempt, and the action has no lookup'
-          when r."keyed" then 'outcome unknown: the first attempt is older than the downstream keeps idempotency keys, and the action has no lookup'
-          else 'outcome unknown: the action honours no idempotency key and has no lookup'
-        end as reason
-      from picked p
-      join tasks t on t.id = p.id
-      join ${routesTable(input.routes)} r on r.source = t.source and r.action = t.action
-    ),
-    claimed as (
-      update tasks t set
-        state = case when due.mode = 'review' then 'needs_review' else 'in_progress' end,
-        attempts = t.attempts + (due.mode = 'send')::int,
-        lookups = t.lookups + (due.mode = 'lookup')::int,
-        first_attempt_at = case when due.mode = 'send' then coalesce(t.first_attempt_at, now()) else t.first_attempt_at end,
-        lease_owner = case when due.mode = 'review' then null else ${input.owner} end,
-        lease_expires_at = case when due.mode = 'review' then null else now() + due.lease_ms * interval '1 millisecond' end,
-        last_error = case when due.mode = 'review' then due.reason else t.last_error end,
-        updated_at = now()
-      from due where t.id = due.id
-      returning t.id, t.source, t.action, t.event_id, t.topic, t.body, t.content_type, t.attempts, t.lookups,
-        due.mode, due.reason, due.prior_state
-    ),
-    ledger as (
-      insert into attempts (task_id, number, kind)
-      select id, attempts, mode from claimed where mode <> 'review'
-      returning id, task_id
-    )
-    select c.id, c.source, c.action, c.event_id as "eventId", c.topic, c.body, c.content_type as "contentType",
-      c.attempts, c.lookups, c.mode, l.id::int as "attemptId", case when c.mode = 'review' then c.reason end as reason,
-      c.prior_state as "priorState"
-    from claimed c left join ledger l on l.task_id = c.id`,
-    );
-  });
+  return rowsOf<ClaimedTask>(
+    db,
+    sql`${PREPARED}select * from oncehook_claim_tasks(${input.owner}, ${JSON.stringify(input.routes)}::jsonb, ${input.limit}::int)`,
+  );
 }
 
 /** Milliseconds until the next task may be due (0 when one already is), or null when nothing waits. */
