@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnProcess, type Child } from './children.ts';
@@ -42,7 +43,8 @@ export function writeConfig(dir: string, downstreamOrigin: string): string {
 
 /**
  * Starts the real binary — `node bin/oncehook.js serve` — on a free port. Its log goes to a file, not to a
- * pipe this process would have to drain: a slow reader must never stall the gateway it measures.
+ * pipe this process would have to drain: a slow reader must never stall the gateway it measures. The bench
+ * picks the port and waits for /healthz, so any `--gateway-log-level` works, `warn` included.
  */
 export async function startGateway(options: {
   name: string;
@@ -59,7 +61,8 @@ export async function startGateway(options: {
 }): Promise<RunningGateway> {
   const { role } = options;
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const args = [...profile, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', options.configFile];
+  const port = await unusedPort();
+  const args = [...profile, BIN, 'serve', '--port', String(port), '--host', '127.0.0.1', '--config', options.configFile];
   args.push('--role', role);
   if (options.concurrency !== undefined && role !== 'web') args.push('--concurrency', String(options.concurrency));
   // The gateway runs as the bench says, whatever ONCEHOOK_* settings the shell that started the bench has.
@@ -75,21 +78,31 @@ export async function startGateway(options: {
   } finally {
     closeSync(log);
   }
-  const url = await listeningUrl(child, options.logFile);
+  const url = `http://127.0.0.1:${port}`;
+  await healthy(child, url, options.logFile);
   return { url, child, role, logFile: options.logFile, stop: () => child.stop(10_000) };
 }
 
-async function listeningUrl(child: Child, logFile: string): Promise<string> {
+/** A port nothing listens on now; the gateway takes it a moment later. */
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function healthy(child: Child, url: string, logFile: string): Promise<void> {
   const deadline = performance.now() + 30_000;
   let gone = false;
   void child.exited.then(() => (gone = true));
   for (;;) {
-    const log = readFileSync(logFile, 'utf8');
-    const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-    if (match) return match[1]!;
+    const answered = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    if (answered) return;
     if (gone || performance.now() > deadline) {
       await child.stop();
-      throw new Error(`${child.name} ${gone ? 'exited' : 'did not listen within 30 s'}; its log:\n${log.slice(-3000)}`);
+      const log = readFileSync(logFile, 'utf8');
+      throw new Error(`${child.name} ${gone ? 'exited' : 'did not answer /healthz within 30 s'}; its log:\n${log.slice(-3000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
