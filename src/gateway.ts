@@ -10,6 +10,7 @@ import { createMetrics } from './metrics.ts';
 import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './defaults.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -37,8 +38,6 @@ export interface Gateway {
    */
   close(): Promise<void>;
 }
-
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /** Kept back from the shutdown budget: cut-short attempts must still be recorded and the database closed. */
 function graceOf(timeoutMs: number): number {
