@@ -5,7 +5,8 @@ import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
-// gateway, the database drivers and the config schema to load (measured: 1.8 s of start-up, 0.4 s without).
+// gateway, the database drivers and the config schema to load (measured: an admin command started in 1.8 s
+// with them, 0.6 s without).
 
 const DEFAULT_CONFIG = './oncehook.config.json';
 const DEFAULT_DATA_DIR = './.oncehook';
