@@ -1,9 +1,8 @@
 import { sql } from 'drizzle-orm';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminApi, ADMIN_TOKEN, setState } from '../support/admin.ts';
+import { adminApi, ADMIN_TOKEN, followPages, setState } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
-import { engine } from '../support/engine.ts';
+import { engine, holdTransaction } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gateway: TestGateway;
@@ -17,19 +16,8 @@ afterAll(async () => {
   await gateway?.close();
 });
 
-const ids = (page: { items: { id: string }[] }) => page.items.map((item) => item.id);
-
 /** Every page from `query` until none is ready, following nextCursor. */
-async function pageThrough(query: string, cursor: string | null = null): Promise<{ seen: string[]; cursor: string | null }> {
-  const seen: string[] = [];
-  for (;;) {
-    const page = await api(`/api/deliveries?${query}${cursor ? `&cursor=${cursor}` : ''}`);
-    expect(page.status).toBe(200);
-    seen.push(...ids(page.json));
-    cursor = page.json.nextCursor;
-    if (!page.json.hasMore) return { seen, cursor };
-  }
-}
+const pageThrough = (query: string, cursor: string | null = null) => followPages(api, `/api/deliveries?${query}`, cursor);
 
 describe('GET /api/deliveries', () => {
   it('answers 401 without a token or with a wrong one, and 400 naming a bad filter', async () => {
@@ -132,34 +120,26 @@ describe('cursor pagination under concurrent inserts', () => {
     async () => {
       const marker = `late-${Math.random()}`;
       const before = (await pageThrough('limit=100&order=asc')).cursor;
-      const late = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
+      const late = await holdTransaction(
+        gateway.database.url!,
+        (tx) => tx`insert into deliveries (id, source, delivery_id, event_id, decision, headers, body_sha256, body_bytes)
+                   values (${`d_${marker}`}, 'shop', ${marker}, ${marker}, 'accepted', '{}'::jsonb, 'x', 0)`,
+      );
       try {
-        let commit!: () => void;
-        const held = new Promise<void>((resolve) => (commit = resolve));
-        let inserted!: () => void;
-        const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
-        const transaction = late.begin(async (tx) => {
-          await tx`insert into deliveries (id, source, delivery_id, event_id, decision, headers, body_sha256, body_bytes)
-                   values (${`d_${marker}`}, 'shop', ${marker}, ${marker}, 'accepted', '{}'::jsonb, 'x', 0)`;
-          inserted();
-          await held;
-        });
-        await insertedYet;
         // Later transactions take higher sequence numbers and commit first.
         for (let i = 0; i < 5; i++) await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${marker}-${i}` }));
         const whileOpen = await pageThrough('limit=2&order=asc', before);
-        commit();
-        await transaction;
+        await late.commit();
         const after = await pageThrough('limit=2&order=asc', whileOpen.cursor);
 
         const seen = [...whileOpen.seen, ...after.seen];
         expect(seen).toContain(`d_${marker}`);
         expect(new Set(seen).size).toBe(seen.length);
         expect(seen).toHaveLength(6);
-        const [held_, ...later] = (await late<{ seq: string; id: string }[]>`
+        const [held, ...later] = (await late.session<{ seq: string; id: string }[]>`
           select id, seq::text from deliveries where event_id like ${`${marker}%`} order by seq`);
         // The scenario really happened: the held row has the lowest sequence number, yet it committed last.
-        expect(held_!.id).toBe(`d_${marker}`);
+        expect(held!.id).toBe(`d_${marker}`);
         expect(later).toHaveLength(5);
       } finally {
         await late.end();

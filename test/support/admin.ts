@@ -29,6 +29,22 @@ export function adminApi(baseUrl: string, defaultToken: string = ADMIN_TOKEN) {
   };
 }
 
+/** Every page of a cursor-paged list from `cursor` until none is ready, following nextCursor. */
+export async function followPages(
+  api: ReturnType<typeof adminApi>,
+  path: string,
+  cursor: string | null = null,
+): Promise<{ seen: string[]; cursor: string | null }> {
+  const seen: string[] = [];
+  for (;;) {
+    const page = await api(`${path}${cursor ? `&cursor=${cursor}` : ''}`);
+    if (page.status !== 200) throw new Error(`${path} answered ${page.status}`);
+    seen.push(...page.json.items.map((item: { id: string }) => item.id));
+    cursor = page.json.nextCursor;
+    if (!page.json.hasMore) return { seen, cursor };
+  }
+}
+
 /** Puts a task in a state directly, as the forwarder would have: for testing what a person may do from it. */
 export async function setState(db: Db, taskId: string, state: string): Promise<void> {
   await db.execute(sql`update tasks set state = ${state}, last_error = ${state === 'succeeded' ? null : `set by the test: ${state}`} where id = ${taskId}`);

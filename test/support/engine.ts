@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
+import postgres, { type TransactionSql } from 'postgres';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrate } from '../../src/store/migrate.ts';
 
@@ -70,5 +70,38 @@ export async function freshStore(): Promise<TestStore> {
       await store.close();
       await database.drop();
     },
+  };
+}
+
+export interface HeldTransaction {
+  /** The session the transaction runs on, for reading after the commit. */
+  session: postgres.Sql;
+  commit(): Promise<void>;
+  end(): Promise<void>;
+}
+
+/**
+ * Runs `work` in a transaction on a session of its own and keeps the transaction open until `commit`: a writer
+ * that started before others and commits after them. Needs a server, not the single-session embedded PGlite.
+ */
+export async function holdTransaction(url: string, work: (tx: TransactionSql) => Promise<unknown>): Promise<HeldTransaction> {
+  const session = postgres(url, { max: 1, onnotice: () => {} });
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let worked!: () => void;
+  const workedYet = new Promise<void>((resolve) => (worked = resolve));
+  const transaction = session.begin(async (tx) => {
+    await work(tx);
+    worked();
+    await released;
+  });
+  await Promise.race([workedYet, transaction]);
+  return {
+    session,
+    async commit() {
+      release();
+      await transaction;
+    },
+    end: () => session.end(),
   };
 }
