@@ -117,19 +117,39 @@ export const tasks = pgTable(
     resultReference: text('result_reference'),
     /** The person who took a task that needs one; null while nobody has. */
     owner: text('owner'),
+    /** Unindexed: the task list pages on task_refs' copy, which no update of the task rewrites. */
     txid: txid(),
     createdAt: at('created_at').notNull().defaultNow(),
     updatedAt: at('updated_at').notNull().defaultNow(),
   },
   (t) => [
-    index('tasks_page_idx').on(t.txid, t.id),
     // Partial: almost no task is a replay, and every update of a task would otherwise write a null entry here.
     index('tasks_replay_idx').on(t.replayOf).where(sql`replay_of is not null`),
     index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
     index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
     index('tasks_state_idx').on(t.state, t.createdAt),
-    index('tasks_delivery_idx').on(t.deliveryId),
-    index('tasks_event_idx').on(t.source, t.eventId),
+  ],
+);
+
+/**
+ * A task's keys that never change, written once when the task is inserted (a trigger, migration 0007) and
+ * never updated. The admin lookups by page, receipt and event walk these indexes: on `tasks` every claim and
+ * finish, which change `state` and so cannot be HOT updates, wrote an entry into each of them.
+ */
+export const taskRefs = pgTable(
+  'task_refs',
+  {
+    taskId: text('task_id').primaryKey(),
+    source: text('source').notNull(),
+    eventId: text('event_id').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    /** The task's own `txid`: the transaction that inserted the task. */
+    txid: txid(),
+  },
+  (t) => [
+    index('task_refs_page_idx').on(t.txid, t.taskId),
+    index('task_refs_delivery_idx').on(t.deliveryId),
+    index('task_refs_event_idx').on(t.source, t.eventId),
   ],
 );
 

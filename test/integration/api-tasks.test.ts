@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { adminApi, ALL_TOKENS, PEOPLE, setState } from '../support/admin.ts';
+import { adminApi, ALL_TOKENS, followPages, PEOPLE, setState } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { engine, holdTransaction } from '../support/engine.ts';
 import { rows } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
@@ -56,6 +57,29 @@ describe('GET /api/tasks', () => {
     }
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual(expect.arrayContaining([crm, mail]));
+  });
+
+  // Needs a second session holding a transaction open: a server, not the single-session embedded PGlite.
+  if (engine() === 'postgres') it('does not skip a task whose transaction began first but committed last', async () => {
+    const before = (await followPages(api, '/api/tasks?limit=100&order=asc')).cursor;
+    const held = `t_late_${Math.random().toString(16).slice(2)}`;
+    const late = await holdTransaction(
+      gateway.database.url!,
+      (tx) => tx`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256)
+                 values (${held}, 'shop', 'crm', ${held}, ${held}, 'cancelled', 'x')`,
+    );
+    try {
+      const later = [await newTasks(), await newTasks()].flatMap((tasks) => [tasks.crm, tasks.mail]);
+      const whileOpen = await followPages(api, '/api/tasks?limit=2&order=asc', before);
+      await late.commit();
+      const after = await followPages(api, '/api/tasks?limit=2&order=asc', whileOpen.cursor);
+
+      const seen = [...whileOpen.seen, ...after.seen];
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen.slice().sort()).toEqual([held, ...later].sort());
+    } finally {
+      await late.end();
+    }
   });
 
   it('answers 400 naming the parameter for bad input', async () => {

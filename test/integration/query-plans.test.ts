@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
+import { listTasksSql } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
 
@@ -25,6 +27,32 @@ describe('query plans', () => {
   it("a receipt's repeats are read through an index, not by scanning every receipt", async () => {
     const plan = await planOf(sql`select id from deliveries d where d.matched_delivery_id = 'r_x' order by d.seq limit 50`);
     expect(plan).toContain('deliveries_repeats_idx');
+    expect(plan).not.toContain('Seq Scan');
+  });
+
+  // Claims and finishes no longer write these keys' index entries: the indexes live on task_refs.
+  it('a page of tasks walks task_refs in (txid, task ID) order, from a cursor either way', async () => {
+    const cursor = Buffer.from('1234:t_x').toString('base64url');
+    for (const request of [
+      { limit: 50, order: 'desc' as const },
+      { limit: 50, order: 'asc' as const, cursor },
+      { limit: 50, order: 'desc' as const, cursor },
+    ]) {
+      const plan = await planOf(listTasksSql({}, request));
+      expect(plan).toContain('task_refs_page_idx');
+      expect(plan).not.toContain('Seq Scan');
+    }
+  });
+
+  it("a receipt's tasks are found through task_refs' receipt index", async () => {
+    const plan = await planOf(tasksOfReceiptSql('r_x'));
+    expect(plan).toContain('task_refs_delivery_idx');
+    expect(plan).not.toContain('Seq Scan');
+  });
+
+  it("the tasks of a source's event are found through task_refs' event index", async () => {
+    const plan = await planOf(listTasksSql({ source: 'shop', eventId: 'e_x' }, { limit: 50, order: 'desc' }));
+    expect(plan).toContain('task_refs_event_idx');
     expect(plan).not.toContain('Seq Scan');
   });
 });

@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptId, sha256Hex, taskId } from '../../src/ids.ts';
-import { recordDeliveries, type ReceiptInput, type Recorded } from '../../src/store/atomic.ts';
+import { bulkDecide, recordDeliveries, replayTask, type ReceiptInput, type Recorded } from '../../src/store/atomic.ts';
 import { rowsOf } from '../../src/store/rows.ts';
+import { setState } from '../support/admin.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
 
 let t: TestStore;
@@ -87,5 +88,46 @@ describe('recordDeliveries (group commit)', () => {
     expect(results.filter((r) => r.decision === 'duplicate_event')).toHaveLength(events.length * 11);
     const [row] = await rowsOf<{ n: number }>(t.store.db, sql`select count(*)::int as n from tasks where event_id like 'c-e%'`);
     expect(row!.n).toBe(events.length);
+  });
+});
+
+describe('task_refs', () => {
+  it('holds the keys and inserting transaction of every task, ingested or replayed, written with the task', async () => {
+    const two = {
+      ...receipt('r-d1', 'r-e1'),
+      tasks: ['crm', 'mail']
+        .map((action) => ({ id: taskId('shop', 'r-e1', action), action, state: 'pending' as const, afterTaskId: null }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
+    };
+    const one = receipt('r-d2', 'r-e2');
+    await recordDeliveries(t.store.db, [two, one]);
+    const [single, bulk] = [two.tasks[0]!.id, one.tasks[0]!.id];
+    await setState(t.store.db, single, 'failed');
+    await setState(t.store.db, bulk, 'cancelled');
+    const replayed = await replayTask(t.store.db, { taskId: single, actor: 'test', note: 'again' });
+    const bulkReplays = await bulkDecide(t.store.db, 'replay', { states: ['cancelled'] }, { actor: 'test', note: 'again' });
+    if (!replayed.done) throw new Error('the replay was refused');
+    expect(bulkReplays).toHaveLength(1);
+
+    const refs = await rowsOf<{ id: string; source: string; eventId: string; deliveryId: string; sameTxid: boolean }>(
+      t.store.db,
+      sql`select t.id, r.source, r.event_id as "eventId", r.delivery_id as "deliveryId", r.txid = t.txid as "sameTxid"
+          from tasks t left join task_refs r on r.task_id = t.id`,
+    );
+    const byId = new Map(refs.map((row) => [row.id, row]));
+    // A replay keeps the keys of the task it replays, under its own transaction.
+    const expected: [string, ReceiptInput][] = [
+      ...two.tasks.map((task): [string, ReceiptInput] => [task.id, two]),
+      [bulk, one],
+      [replayed.replay, two],
+      [bulkReplays[0]!, one],
+    ];
+    for (const [id, from] of expected) {
+      expect(byId.get(id)).toEqual({ id, source: 'shop', eventId: from.eventId, deliveryId: from.id, sameTxid: true });
+    }
+    // Every task of the file's other tests too, and nothing else.
+    expect(refs.every((row) => row.sameTxid)).toBe(true);
+    const [count] = await rowsOf<{ n: number }>(t.store.db, sql`select count(*)::int as n from task_refs`);
+    expect(count!.n).toBe(refs.length);
   });
 });

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
 import { rowsOf } from '../rows.ts';
@@ -65,6 +65,11 @@ export interface DeliveryView extends DeliveryRow {
   repeats: DeliveryRow[];
 }
 
+/** The tasks a receipt created, found through task_refs: tasks keeps no index on the receipt. */
+export const tasksOfReceiptSql = (receipt: string): SQL =>
+  sql`select t.id, t.action, t.state, t.result_reference as "resultReference", t.last_error as "lastError", t.owner
+      from task_refs r join tasks t on t.id = r.task_id where r.delivery_id = ${receipt} order by t.action`;
+
 /** One receipt, with what its decision was measured against and the tasks it is about. */
 export async function deliveryView(db: Db, id: string): Promise<DeliveryView | null> {
   const [delivery] = await rowsOf<DeliveryView>(
@@ -88,11 +93,7 @@ export async function deliveryView(db: Db, id: string): Promise<DeliveryView | n
   const origin = chain.find((row) => row.decision === 'accepted') ?? null;
   const [tasks, repeats] = await Promise.all([
     origin
-      ? rowsOf<RelatedTask>(
-          db,
-          sql`select id, action, state, result_reference as "resultReference", last_error as "lastError", owner
-              from tasks where delivery_id = ${origin.id} order by action`,
-        )
+      ? rowsOf<RelatedTask>(db, tasksOfReceiptSql(origin.id))
       : Promise.resolve([]),
     rowsOf<DeliveryRow>(db, sql`select ${columns} from deliveries d where d.matched_delivery_id = ${id} order by d.seq limit 50`),
   ]);

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
 import { rowsOf } from '../rows.ts';
@@ -20,16 +20,19 @@ export interface TaskRow {
   updatedAt: Date;
 }
 
+/** Pages on task_refs, which a claim or finish never writes; `tasks` holds what a page shows. */
+export function listTasksSql(filter: TaskFilter, request: PageRequest): SQL {
+  const page = pageClauses(request, sql`refs.txid`, sql`refs.task_id`, 'text');
+  return sql`select tasks.id, tasks.source, action, tasks.event_id as "eventId", topic, state, attempts, owner,
+      last_error as "lastError", result_reference as "resultReference", replay_of as "replayOf",
+      created_at as "createdAt", updated_at as "updatedAt", refs.txid::text as "cursorTxid", refs.task_id as "cursorTiebreak"
+    from task_refs refs join tasks on tasks.id = refs.task_id
+    where ${page.where} and ${taskFilterSql(filter)}
+    order by ${page.orderBy} limit ${page.limit}`;
+}
+
 export async function listTasks(db: Db, filter: TaskFilter, request: PageRequest): Promise<Page<TaskRow>> {
-  const page = pageClauses(request, sql`tasks.txid`, sql`tasks.id`, 'text');
-  const rows = await rowsOf<TaskRow & { cursorTxid: string; cursorTiebreak: string }>(
-    db,
-    sql`select id, source, action, event_id as "eventId", topic, state, attempts, owner, last_error as "lastError",
-          result_reference as "resultReference", replay_of as "replayOf", created_at as "createdAt", updated_at as "updatedAt",
-          txid::text as "cursorTxid", id as "cursorTiebreak"
-        from tasks where ${page.where} and ${taskFilterSql(filter)}
-        order by ${page.orderBy} limit ${page.limit}`,
-  );
+  const rows = await rowsOf<TaskRow & { cursorTxid: string; cursorTiebreak: string }>(db, listTasksSql(filter, request));
   return toPage(
     rows.map((row) => ({ ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) })),
     request,
