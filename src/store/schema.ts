@@ -149,7 +149,8 @@ export const taskRefs = pgTable(
   (t) => [
     index('task_refs_page_idx').on(t.txid, t.taskId),
     index('task_refs_delivery_idx').on(t.deliveryId),
-    index('task_refs_event_idx').on(t.source, t.eventId),
+    // Event first: the task list filters by event with or without a source.
+    index('task_refs_event_idx').on(t.eventId, t.source),
   ],
 );
 

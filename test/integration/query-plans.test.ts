@@ -50,9 +50,11 @@ describe('query plans', () => {
     expect(plan).not.toContain('Seq Scan');
   });
 
-  it("the tasks of a source's event are found through task_refs' event index", async () => {
-    const plan = await planOf(listTasksSql({ source: 'shop', eventId: 'e_x' }, { limit: 50, order: 'desc' }));
-    expect(plan).toContain('task_refs_event_idx');
-    expect(plan).not.toContain('Seq Scan');
+  it("an event's tasks are found through task_refs' event index, with or without a source", async () => {
+    for (const filter of [{ source: 'shop', eventId: 'e_x' }, { eventId: 'e_x' }]) {
+      const plan = await planOf(listTasksSql(filter, { limit: 50, order: 'desc' }));
+      expect(plan).toContain('task_refs_event_idx');
+      expect(plan).not.toContain('Seq Scan');
+    }
   });
 });

@@ -37,4 +37,4 @@ DROP INDEX "tasks_delivery_idx";--> statement-breakpoint
 DROP INDEX "tasks_event_idx";--> statement-breakpoint
 CREATE INDEX "task_refs_page_idx" ON "task_refs" USING btree ("txid","task_id");--> statement-breakpoint
 CREATE INDEX "task_refs_delivery_idx" ON "task_refs" USING btree ("delivery_id");--> statement-breakpoint
-CREATE INDEX "task_refs_event_idx" ON "task_refs" USING btree ("source","event_id");
+CREATE INDEX "task_refs_event_idx" ON "task_refs" USING btree ("event_id","source");

@@ -18,7 +18,7 @@ export function taskFilterSql(filter: TaskFilter): SQL {
   if (filter.action !== undefined) parts.push(sql`tasks.action = ${filter.action}`);
   if (filter.owner !== undefined) parts.push(sql`tasks.owner = ${filter.owner}`);
   if (filter.eventId !== undefined) {
-    // Through task_refs, which holds the (source, event_id) index; as a subquery, so the predicate stays a
+    // Through task_refs, which holds the (event_id, source) index; as a subquery, so the predicate stays a
     // condition on `tasks` alone for the list, the dry run and the bulk write alike.
     const source = filter.source === undefined ? sql`` : sql`e.source = ${filter.source} and `;
     parts.push(sql`tasks.id in (select e.task_id from task_refs e where ${source}e.event_id = ${filter.eventId})`);
