@@ -47,13 +47,34 @@ function decisionOf(text: string): string {
   }
 }
 
-async function send(dispatcher: Pool | Client, path: string, delivery: SignedDelivery): Promise<[string, string]> {
-  try {
-    const response = await dispatcher.request({ path, method: 'POST', headers: delivery.headers, body: delivery.body });
-    return [String(response.statusCode), await response.body.text()];
-  } catch (error) {
-    return ['error', (error as Error).message];
-  }
+/**
+ * One request through undici's handler API rather than `request()`: no response stream per request, so the
+ * generator, which shares the machine's two cores with the gateway it measures, takes less of them.
+ */
+function send(dispatcher: Pool | Client, path: string, delivery: SignedDelivery): Promise<[string, string]> {
+  return new Promise((resolve) => {
+    let status = 0;
+    const chunks: Buffer[] = [];
+    dispatcher.dispatch(
+      { path, method: 'POST', headers: delivery.headers, body: delivery.body },
+      {
+        // Its presence is what tells undici this handler speaks the controller API.
+        onRequestStart() {},
+        onResponseStart(_, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(_, chunk) {
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          resolve([String(status), Buffer.concat(chunks).toString('utf8')]);
+        },
+        onResponseError(_, error) {
+          resolve(['error', error.message]);
+        },
+      },
+    );
+  });
 }
 
 /** Replays are drawn from this many most recent new deliveries, so a long soak does not hold every one it sent. */
