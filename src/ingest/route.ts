@@ -66,7 +66,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
         eventId: identity.eventId,
         topic: identity.topic,
         occurredAt: identity.occurredAt,
-        headers: redactors.get(sourceId)!(request.headers),
+        headers: redactors.get(sourceId)!(incoming.headers),
         contentType: request.headers.get('content-type'),
         body,
         bodySha256: sha256Hex(body),
