@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { receiptId, sha256Hex, taskId } from '../../src/ids.ts';
+import { receiptId, taskId } from '../../src/ids.ts';
 import { bulkDecide, recordDeliveries, replayTask, type ReceiptInput, type Recorded } from '../../src/store/atomic.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { setState } from '../support/admin.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
+import { shopReceipt } from '../support/receipts.ts';
 
 let t: TestStore;
 beforeAll(async () => {
@@ -12,22 +13,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-function receipt(deliveryId: string, eventId: string, taskKey = eventId): ReceiptInput {
-  const body = new TextEncoder().encode(JSON.stringify({ eventId }));
-  return {
-    id: receiptId(),
-    source: 'shop',
-    deliveryId,
-    eventId,
-    topic: 'orders/create',
-    occurredAt: null,
-    headers: {},
-    contentType: 'application/json',
-    body,
-    bodySha256: sha256Hex(body),
-    tasks: [{ id: taskId('shop', taskKey, 'crm'), action: 'crm', state: 'pending', afterTaskId: null }],
-  };
-}
+const receipt = shopReceipt;
 
 describe('recordDeliveries (group commit)', () => {
   it('decides a batch exactly as one-by-one, in arrival order, including repeats inside the batch', async () => {

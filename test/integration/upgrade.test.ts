@@ -1,0 +1,97 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import type { PgliteDatabase } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { recordDeliveries } from '../../src/store/atomic.ts';
+import { openStore, type Store } from '../../src/store/connect.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { deliveryView } from '../../src/store/queries/deliveries.ts';
+import { listTasks } from '../../src/store/queries/tasks.ts';
+import { rowsOf } from '../../src/store/rows.ts';
+import { freshDatabase, type TestDatabase } from '../support/engine.ts';
+import { shopReceipt } from '../support/receipts.ts';
+
+const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.meta.url));
+
+/** The migrations folder as a release that stopped at migration `last` shipped it. */
+function releasedUpTo(last: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'oncehook-migrations-'));
+  cpSync(MIGRATIONS, dir, { recursive: true });
+  const journalFile = join(dir, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
+  const upTo = journal.entries.findIndex((entry) => entry.tag === last);
+  if (upTo < 0) throw new Error(`no migration ${last}`);
+  journal.entries = journal.entries.slice(0, upTo + 1);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  return dir;
+}
+
+async function migrateWith(store: Store, url: string | undefined, folder: string): Promise<void> {
+  if (store.kind === 'pglite') return migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder: folder });
+  const client = postgres(url!, { max: 1, onnotice: () => {} });
+  try {
+    await migratePostgres(drizzlePostgres(client), { migrationsFolder: folder });
+  } finally {
+    await client.end();
+  }
+}
+
+const receipt = (n: number) => shopReceipt(`up-d${n}`, `up-e${n}`);
+
+let database: TestDatabase | undefined;
+let store: Store | undefined;
+const folders: string[] = [];
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+describe('upgrading a database that holds tasks', () => {
+  it('to task_refs (migration 0007): every earlier task is listed, paged and found by receipt and event', async () => {
+    database = await freshDatabase();
+    store = await openStore({ databaseUrl: database.url });
+    const before = releasedUpTo('0006_claim_tasks');
+    folders.push(before);
+    await migrateWith(store, database.url, before);
+    const old = [receipt(1), receipt(2), receipt(3)];
+    await recordDeliveries(store.db, old.slice(0, 2));
+    await recordDeliveries(store.db, old.slice(2));
+
+    await migrate(store, database.url);
+    await recordDeliveries(store.db, [receipt(4)]);
+
+    const [refs] = await rowsOf<{ n: number; matching: number }>(
+      store.db,
+      sql`select count(*)::int as n,
+            count(*) filter (where r.txid = t.txid and r.source = t.source and r.event_id = t.event_id
+              and r.delivery_id = t.delivery_id)::int as matching
+          from tasks t left join task_refs r on r.task_id = t.id`,
+    );
+    expect(refs).toEqual({ n: 4, matching: 4 });
+
+    const pages: string[] = [];
+    let cursor: string | undefined;
+    for (let more = true; more; ) {
+      const page = await listTasks(store.db, {}, { limit: 2, order: 'asc', cursor });
+      pages.push(...page.items.map((task) => task.eventId));
+      cursor = page.nextCursor ?? undefined;
+      more = page.hasMore;
+    }
+    // In inserting-transaction order; the first two shared one transaction, ordered by task ID within it.
+    expect([...pages.slice(0, 2)].sort()).toEqual(['up-e1', 'up-e2']);
+    expect(pages.slice(2)).toEqual(['up-e3', 'up-e4']);
+
+    const byEvent = await listTasks(store.db, { eventId: 'up-e2' }, { limit: 10, order: 'desc' });
+    expect(byEvent.items.map((task) => task.id)).toEqual([old[1]!.tasks[0]!.id]);
+    const view = await deliveryView(store.db, old[2]!.id);
+    expect(view?.tasks.map((task) => task.id)).toEqual([old[2]!.tasks[0]!.id]);
+  });
+});
