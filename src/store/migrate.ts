@@ -6,7 +6,7 @@ import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
 import type { Store } from './connect.ts';
 
-const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
 
 /** Shared by every oncehook instance: the key of the advisory lock that serializes migrations. */
 const MIGRATION_LOCK = 4_207_311_001;
@@ -14,8 +14,9 @@ const MIGRATION_LOCK = 4_207_311_001;
 /**
  * Applies drizzle-kit's migrations. On PostgreSQL several instances may start at once: each takes a
  * session advisory lock on a connection of its own, so one migrates and the others find nothing left to do.
+ * `migrationsFolder` is oncehook's own; the upgrade tests pass an earlier release's.
  */
-export async function migrate(store: Store, databaseUrl?: string): Promise<void> {
+export async function migrate(store: Store, databaseUrl?: string, migrationsFolder = MIGRATIONS_FOLDER): Promise<void> {
   if (store.kind === 'pglite') {
     await migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder });
     return;

@@ -5,15 +5,13 @@ import { bulkDecide, recordDeliveries, replayTask, type ReceiptInput, type Recor
 import { rowsOf } from '../../src/store/rows.ts';
 import { setState } from '../support/admin.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
-import { shopReceipt } from '../support/receipts.ts';
+import { shopReceipt as receipt } from '../support/receipts.ts';
 
 let t: TestStore;
 beforeAll(async () => {
   t = await freshStore();
 });
 afterAll(async () => t?.close());
-
-const receipt = shopReceipt;
 
 describe('recordDeliveries (group commit)', () => {
   it('decides a batch exactly as one-by-one, in arrival order, including repeats inside the batch', async () => {

@@ -1,29 +1,21 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/store/atomic.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
-import { migrate } from '../../src/store/migrate.ts';
+import { migrate, MIGRATIONS_FOLDER } from '../../src/store/migrate.ts';
 import { deliveryView } from '../../src/store/queries/deliveries.ts';
 import { listTasks } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshDatabase, type TestDatabase } from '../support/engine.ts';
 import { shopReceipt } from '../support/receipts.ts';
 
-const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.meta.url));
-
 /** The migrations folder as a release that stopped at migration `last` shipped it. */
 function releasedUpTo(last: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'oncehook-migrations-'));
-  cpSync(MIGRATIONS, dir, { recursive: true });
+  cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
   const journalFile = join(dir, 'meta', '_journal.json');
   const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
   const upTo = journal.entries.findIndex((entry) => entry.tag === last);
@@ -31,16 +23,6 @@ function releasedUpTo(last: string): string {
   journal.entries = journal.entries.slice(0, upTo + 1);
   writeFileSync(journalFile, JSON.stringify(journal));
   return dir;
-}
-
-async function migrateWith(store: Store, url: string | undefined, folder: string): Promise<void> {
-  if (store.kind === 'pglite') return migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder: folder });
-  const client = postgres(url!, { max: 1, onnotice: () => {} });
-  try {
-    await migratePostgres(drizzlePostgres(client), { migrationsFolder: folder });
-  } finally {
-    await client.end();
-  }
 }
 
 const receipt = (n: number) => shopReceipt(`up-d${n}`, `up-e${n}`);
@@ -60,7 +42,7 @@ describe('upgrading a database that holds tasks', () => {
     store = await openStore({ databaseUrl: database.url });
     const before = releasedUpTo('0006_claim_tasks');
     folders.push(before);
-    await migrateWith(store, database.url, before);
+    await migrate(store, database.url, before);
     const old = [receipt(1), receipt(2), receipt(3)];
     await recordDeliveries(store.db, old.slice(0, 2));
     await recordDeliveries(store.db, old.slice(2));
