@@ -17,11 +17,10 @@ export function taskFilterSql(filter: TaskFilter): SQL {
   if (filter.source !== undefined) parts.push(sql`tasks.source = ${filter.source}`);
   if (filter.action !== undefined) parts.push(sql`tasks.action = ${filter.action}`);
   if (filter.owner !== undefined) parts.push(sql`tasks.owner = ${filter.owner}`);
+  // Through task_refs, which holds the event index (a source, if given, is matched on `tasks` above); as a
+  // subquery, so the predicate stays a condition on `tasks` alone for the list, the dry run and the bulk write.
   if (filter.eventId !== undefined) {
-    // Through task_refs, which holds the (event_id, source) index; as a subquery, so the predicate stays a
-    // condition on `tasks` alone for the list, the dry run and the bulk write alike.
-    const source = filter.source === undefined ? sql`` : sql`e.source = ${filter.source} and `;
-    parts.push(sql`tasks.id in (select e.task_id from task_refs e where ${source}e.event_id = ${filter.eventId})`);
+    parts.push(sql`tasks.id in (select e.task_id from task_refs e where e.event_id = ${filter.eventId})`);
   }
   return sql.join(parts, sql` and `);
 }
