@@ -34,6 +34,7 @@ export function ratios(r: Results): Ratio[] {
     { name: 'ingest (answered/s) ÷ (b) bare Hono', value: div(r.ingest?.load.perSecond ?? null, r.http?.load.perSecond), unit: 'x', target: null },
     { name: 'forwarding ÷ (c) pg-boss work-and-forward', value: div(forwarded, r.pgboss?.work.perSecond), unit: 'x', target: { op: '≥', value: 3 } },
     { name: 'storm p99', value: r.storm?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '<', value: 200 } },
+    { name: 'storm p99 ÷ (b) bare Hono storm p99', value: div(r.storm?.load.latencyMs.p99 ?? null, r.http?.storm.latencyMs.p99), unit: 'x', target: null },
     { name: 'soak RSS growth', value: r.soak ? r.soak.growth * 100 : null, unit: '%', target: { op: '<', value: 10 } },
   ];
 }
@@ -79,6 +80,8 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
     rows.push(['(b) HTTP ceiling (bare Hono)', `${int(h.load.perSecond)} req/s`, [
       lat(h.load.latencyMs, true),
       `errors ${h.load.errors}; CPU: server ${pct(h.serverCpu)} of a core, load generator ${pct(h.load.generatorCpu)}`,
+      `storm (${o.stormSize} at once): ${lat(h.storm.latencyMs)}; all answered in ${ms(h.storm.windowMs)} ms, errors ${h.storm.errors}`,
+      `storm CPU: server ${pct(h.stormServerCpu)} of a core, load generator ${pct(h.storm.generatorCpu)}`,
     ]]);
   }
   if (r.ingest) {

@@ -36,6 +36,9 @@ export interface PgbenchResult {
 export interface HttpResult {
   load: LoadResult;
   serverCpu: number | null;
+  /** The duplicate storm's burst against the echo: what the machine allows before the gateway does any work. */
+  storm: LoadResult;
+  stormServerCpu: number | null;
 }
 
 export interface GatewayFigures {
