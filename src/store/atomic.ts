@@ -89,21 +89,30 @@ interface RecordedRow {
  */
 export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]): Promise<Recorded[]> {
   if (inputs.length === 0) return [];
-  const batch = inputs.map((input, i) => ({
-    i,
-    id: input.id,
-    source: input.source,
-    delivery_id: input.deliveryId,
-    event_id: input.eventId,
-    topic: input.topic,
-    occurred_at: input.occurredAt,
-    headers: input.headers,
-    content_type: input.contentType,
-    body: Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('base64'),
-    body_sha256: input.bodySha256,
-    body_bytes: input.body.byteLength,
-    tasks: input.tasks.map((task) => ({ id: task.id, action: task.action, state: task.state, after_task_id: task.afterTaskId })),
-  }));
+  // Only the first receipt of a delivery key in a batch can create tasks (the function's first stage lets no
+  // later one pass), so a later one's body is never read and is not sent: in a storm of one delivery that is
+  // nearly the whole batch.
+  const keys = new Set<string>();
+  const batch = inputs.map((input, i) => {
+    const key = `${input.source}\n${input.deliveryId}`;
+    const bodyRead = !keys.has(key);
+    keys.add(key);
+    return {
+      i,
+      id: input.id,
+      source: input.source,
+      delivery_id: input.deliveryId,
+      event_id: input.eventId,
+      topic: input.topic,
+      occurred_at: input.occurredAt,
+      headers: input.headers,
+      content_type: input.contentType,
+      body: bodyRead ? Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('base64') : null,
+      body_sha256: input.bodySha256,
+      body_bytes: input.body.byteLength,
+      tasks: input.tasks.map((task) => ({ id: task.id, action: task.action, state: task.state, after_task_id: task.afterTaskId })),
+    };
+  });
   const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
     db,
     sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,

@@ -40,6 +40,25 @@ describe('recordDeliveries (group commit)', () => {
     expect(again[1]!.decision !== 'accepted' && again[1]!.firstSeen.id).toBe(first.id);
   });
 
+  it('creates the task from the first receipt of a delivery key when the batch repeats the key with another body', async () => {
+    const first = receipt('body-d1', 'body-e1');
+    const repeat = { ...receipt('body-d1', 'body-e1'), body: new TextEncoder().encode('{"changed":true}') };
+    const recorded = await recordDeliveries(t.store.db, [first, repeat]);
+    expect(recorded.map((r) => r.decision)).toEqual(['accepted', 'duplicate_delivery']);
+    const [task] = await rowsOf<{ body: string }>(
+      t.store.db,
+      sql`select encode(body, 'base64') as body from tasks where id = ${first.tasks[0]!.id}`,
+    );
+    expect(task?.body).toBe(Buffer.from(first.body).toString('base64'));
+    const receipts = await rowsOf<{ id: string; bytes: number }>(
+      t.store.db,
+      sql`select id, body_bytes as bytes from deliveries where id in (${first.id}, ${repeat.id})`,
+    );
+    expect(new Map(receipts.map((r) => [r.id, Number(r.bytes)]))).toEqual(
+      new Map([[first.id, first.body.byteLength], [repeat.id, repeat.body.byteLength]]),
+    );
+  });
+
   it('answers each receipt with the tasks it created, in its order, and the ones another receipt created', async () => {
     const withTasks = (deliveryId: string, eventId: string, actions: string[]): ReceiptInput => ({
       ...receipt(deliveryId, eventId),
