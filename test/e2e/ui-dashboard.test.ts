@@ -16,13 +16,17 @@ let url: string;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  [rig, browser] = await Promise.all([
+  const [started, launched] = await Promise.allSettled([
     startHeldTaskRig(TOKENS),
     chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
     }),
   ]);
+  // Whichever started is kept for afterAll to stop, even when the other failed (no chromium, say).
+  if (started.status === 'fulfilled') rig = started.value;
+  if (launched.status === 'fulfilled') browser = launched.value;
+  for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
   url = rig.gateway.url;
   const api = adminApi(url, TOKENS.bob);
   // Three tasks a person must settle (the downstream hangs, no key, no lookup), one that simply succeeds, one retried delivery.

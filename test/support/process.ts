@@ -47,6 +47,10 @@ export async function spawnGateway(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // However the test ends, its gateways end with it: one left running takes CPU from every later test and bench.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
