@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,7 +8,19 @@ import type { Cleanup } from './cleanup.ts';
 import { BENCH_SECRET, SOURCE } from './deliveries.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
+/** Picks the sources through tsx when tsx is installed, as `npm start` does. */
 const BIN = join(REPO, 'bin', 'oncehook.js');
+/** What a deployment runs: `npm run build`'s output. */
+const BUILT = join(REPO, 'dist', 'src', 'cli', 'main.js');
+
+/**
+ * Builds the production output the gateways run. Measured against the same gateway run through tsx (which
+ * keeps every function's name by wrapping each closure as it is made), the build is what deploys and what
+ * the figures should describe.
+ */
+export function buildGateway(): void {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+}
 
 export type Role = 'web' | 'worker' | 'all';
 
@@ -42,7 +55,7 @@ export function writeConfig(dir: string, downstreamOrigin: string): string {
 }
 
 /**
- * Starts the real binary — `node bin/oncehook.js serve` — on a free port. Its log goes to a file, not to a
+ * Starts the real binary — `node dist/src/cli/main.js serve`, or `node bin/oncehook.js serve` with `--sources` — on a free port. Its log goes to a file, not to a
  * pipe this process would have to drain: a slow reader must never stall the gateway it measures. The bench
  * picks the port and waits for /healthz, so any `--gateway-log-level` works, `warn` included.
  */
@@ -57,12 +70,14 @@ export async function startGateway(options: {
   concurrency?: number;
   /** Where Node writes the gateway's CPU profile when it exits; none when unset. */
   profileDir?: string | null;
+  /** Through tsx from the sources instead of the build (see buildGateway). */
+  sources: boolean;
   cleanup: Cleanup;
 }): Promise<RunningGateway> {
   const { role } = options;
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const port = await unusedPort();
-  const args = [...profile, BIN, 'serve', '--port', String(port), '--host', '127.0.0.1', '--config', options.configFile];
+  const args = [...profile, options.sources ? BIN : BUILT, 'serve', '--port', String(port), '--host', '127.0.0.1', '--config', options.configFile];
   args.push('--role', role);
   if (options.concurrency !== undefined && role !== 'web') args.push('--concurrency', String(options.concurrency));
   // The gateway runs as the bench says, whatever ONCEHOOK_* settings the shell that started the bench has.

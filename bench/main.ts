@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildGateway } from './gateway.ts';
 import { Cleanup } from './cleanup.ts';
 import { parseOptions, type PhaseName } from './options.ts';
 import type { Context, Results } from './phases/context.ts';
@@ -22,6 +23,9 @@ import { renderReport, writeJson, type Environment } from './report.ts';
 
 const RESULTS = fileURLToPath(new URL('./results', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+/** The phases that start oncehook gateways. */
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'storm', 'forward', 'soak']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
@@ -63,6 +67,10 @@ async function main(): Promise<number> {
     const profileDir = options.cpuProf ? join(RESULTS, `${env.startedAt.replace(/[:.]/g, '-')}-profiles`) : null;
     const results: Results = {};
     const failures: string[] = [];
+    if (!options.sources && options.phases.some((name) => GATEWAY_PHASES.has(name))) {
+      console.log('building the production gateway (npm run build)…');
+      buildGateway();
+    }
     for (const name of options.phases) {
       if (cleanup.interrupted) break;
       const phase = PHASES[name];

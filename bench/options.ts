@@ -23,6 +23,8 @@ export interface BenchOptions {
   workerConcurrency: number;
   presignRate: number;
   gatewayLogLevel: string;
+  /** Run the gateway from the TypeScript sources through tsx instead of the production build. */
+  sources: boolean;
   seed: number;
 }
 
@@ -91,6 +93,9 @@ export function parseOptions(argv: string[]): BenchOptions {
         .default('info')
         .choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
     )
+    .addOption(
+      new Option('--sources', 'run the gateway from the TypeScript sources through tsx, as `npm start` does, instead of the production build'),
+    )
     .addOption(new Option('--seed <n>', 'seed of the duplicate mix').default(1).argParser(positiveInt))
     .showHelpAfterError();
   program.parse(argv);
@@ -101,6 +106,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     ...o,
     json: Boolean(o.json),
     cpuProf: Boolean(o.cpuProf),
+    sources: Boolean(o.sources),
     // Run in the canonical order whatever order --only named them: later ratios read earlier figures.
     phases: PHASES.filter((p) => chosen.includes(p)),
   };

@@ -141,7 +141,7 @@ export function renderReport(env: Environment, o: BenchOptions, r: Results): str
   lines.push(
     '',
     `oncehook bench, ${env.startedAt}: concurrency ${o.concurrency}, ${o.duration} s per phase (+${o.warmup} s warm-up), ${(o.duplicates * 100).toFixed(0)} % replays, ${o.bodyBytes}-byte bodies`,
-    `${env.cores} cores, Node ${env.node}, PostgreSQL ${pg.server_version ?? '?'} (fsync ${pg.fsync}, synchronous_commit ${pg.synchronous_commit}, wal_sync_method ${pg.wal_sync_method}, commit_delay ${pg.commit_delay}), commit ${env.commit}`,
+    `${env.cores} cores, Node ${env.node}, PostgreSQL ${pg.server_version ?? '?'} (fsync ${pg.fsync}, synchronous_commit ${pg.synchronous_commit}, wal_sync_method ${pg.wal_sync_method}, commit_delay ${pg.commit_delay}), commit ${env.commit}, gateway ${o.sources ? 'from the sources through tsx' : 'production build'}`,
     ...env.notes.map((n) => `note: ${n}`),
     '',
   );

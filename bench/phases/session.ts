@@ -39,6 +39,7 @@ export async function withSession<T>(ctx: Context, phase: string, run: (session:
           logLevel: ctx.options.gatewayLogLevel,
           concurrency: ctx.options.workerConcurrency,
           profileDir: ctx.profileDir,
+          sources: ctx.options.sources,
           cleanup: ctx.cleanup,
         });
         gateways.push(gateway);
