@@ -19,10 +19,14 @@ import { runPgbench, runPgbenchNotify } from './phases/pgbench.ts';
 import { runSoak } from './phases/soak.ts';
 import { runStorm } from './phases/storm.ts';
 import { dropLeftovers, serverSettings } from './postgres.ts';
+import { idleBusyShare } from './proc.ts';
 import { renderReport, writeJson, type Environment } from './report.ts';
 
 const RESULTS = fileURLToPath(new URL('./results', import.meta.url));
 const REPO = fileURLToPath(new URL('..', import.meta.url));
+
+/** Past this share of the machine busy before any phase starts, the report says so. */
+const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
 const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'storm', 'forward', 'soak']);
@@ -63,6 +67,12 @@ async function main(): Promise<number> {
       notes: [],
     };
     if (leftovers.length) env.notes.push(`dropped databases left by killed runs: ${leftovers.join(', ')}`);
+    const busy = await idleBusyShare();
+    if (busy > BUSY_BEFORE_RUN) {
+      const note = `before the run the machine was ${(busy * 100).toFixed(0)} % busy with nothing of the bench running; every figure is lower for it (see top)`;
+      console.log(`warning: ${note}`);
+      env.notes.push(note);
+    }
 
     const profileDir = options.cpuProf ? join(RESULTS, `${env.startedAt.replace(/[:.]/g, '-')}-profiles`) : null;
     const results: Results = {};

@@ -47,6 +47,17 @@ export function machineCpu(): { busy: number; total: number } {
   return { busy: busy / TICKS_PER_SECOND, total: (busy + idle! + iowait!) / TICKS_PER_SECOND };
 }
 
+/**
+ * How busy the machine is with nothing of the bench running, over `ms`. Anything here takes CPU from every
+ * phase: a process left over from another run lowers all figures, and the ratios less than the absolutes.
+ */
+export async function idleBusyShare(ms = 1000): Promise<number> {
+  const from = machineCpu();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const to = machineCpu();
+  return (to.busy - from.busy) / (to.total - from.total);
+}
+
 /** PIDs of the PostgreSQL server's processes (backends, WAL writer, checkpointer…), found by their name. */
 export function postgresPids(): number[] {
   const pids: number[] = [];
