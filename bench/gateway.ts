@@ -62,7 +62,9 @@ export function writeConfig(dir: string, downstreamOrigin: string): string {
 export async function startGateway(options: {
   name: string;
   configFile: string;
-  databaseUrl: string;
+  /** A PostgreSQL database, or null for embedded PGlite in `dataDir`, as `npm start` runs. */
+  databaseUrl: string | null;
+  dataDir?: string;
   role: Role;
   logFile: string;
   logLevel: string;
@@ -87,7 +89,7 @@ export async function startGateway(options: {
   try {
     child = spawnProcess(options.name, process.execPath, args, options.cleanup, {
       cwd: REPO,
-      env: { ...scrubbed, DATABASE_URL: options.databaseUrl, LOG_LEVEL: options.logLevel, PORT: undefined },
+      env: { ...scrubbed, DATABASE_URL: options.databaseUrl ?? undefined, ONCEHOOK_DATA_DIR: options.dataDir, LOG_LEVEL: options.logLevel, PORT: undefined },
       stdio: ['ignore', log, log],
     });
   } finally {

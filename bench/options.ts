@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward', 'soak'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward', 'embedded', 'soak'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {

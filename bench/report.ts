@@ -125,6 +125,16 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       ]]);
     }
   }
+  if (r.embedded) {
+    const e = r.embedded;
+    const accepted = e.load.decisions.accepted ?? 0;
+    rows.push(['oncehook on embedded PGlite', `${int(e.load.acceptedPerSecond)} accepted/s`, [
+      `${int(e.load.perSecond)} answered/s, ack ${lat(e.load.latencyMs, true)}`,
+      `errors ${e.load.errors}; decisions as expected: ${e.decisionsAsExpected ? 'yes' : 'NO'} ${JSON.stringify(e.load.decisions)}`,
+      `forwarded in the same process: ${int(e.forwardedDuringLoad)} of ${int(accepted)} by the end of the load, ${e.drainAfterMs === null ? 'the rest not within a minute' : `the rest ${(e.drainAfterMs / 1000).toFixed(1)} s after it`}`,
+      `peak RSS ${mib(e.peakRssBytes)}; ${cpuLine(e.cpu)}, load generator ${pct(e.load.generatorCpu)}`,
+    ]]);
+  }
   if (r.soak) {
     const s = r.soak;
     rows.push([`soak (${o.soakSeconds} s)`, `RSS ${(s.growth * 100).toFixed(1)} %`, [

@@ -55,6 +55,16 @@ export interface IngestResult extends GatewayFigures {
   tasksInDatabase: number;
 }
 
+/** `npm start`'s deployment: one process on embedded PGlite, receiving and forwarding. */
+export interface EmbeddedResult extends GatewayFigures {
+  load: LoadResult;
+  /** Every new delivery `accepted`, every replay a `duplicate_delivery`, no errors. */
+  decisionsAsExpected: boolean;
+  /** Tasks the downstream had received when the load ended, and how long the rest took after it. */
+  forwardedDuringLoad: number;
+  drainAfterMs: number | null;
+}
+
 export interface StormResult extends GatewayFigures {
   load: LoadResult;
   exactlyOneAccepted: boolean;
@@ -113,5 +123,6 @@ export interface Results {
   storm?: StormResult;
   pgboss?: PgBossResult;
   forward?: ForwardResult;
+  embedded?: EmbeddedResult;
   soak?: SoakResult;
 }
