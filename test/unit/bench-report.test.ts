@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { LoadResult } from '../../bench/load/protocol.ts';
+import { parseOptions } from '../../bench/options.ts';
+import type { Results } from '../../bench/phases/context.ts';
+import { ratios, renderReport, type Environment } from '../../bench/report.ts';
+
+function load(p99: number, overrides: Partial<LoadResult> = {}): LoadResult {
+  return {
+    label: 'x',
+    completed: 1000,
+    windowMs: 1000,
+    perSecond: 1000,
+    acceptedPerSecond: 900,
+    statuses: { 200: 1000 },
+    decisions: { accepted: 900, duplicate_delivery: 100 },
+    sent: { unique: 900, duplicates: 100 },
+    signedDuringRun: 0,
+    errors: 0,
+    firstError: null,
+    latencyMs: { count: 1000, mean: p99 / 2, p50: p99 / 2, p90: p99 * 0.9, p99, p999: p99, max: p99 },
+    generatorCpu: 0.2,
+    ...overrides,
+  };
+}
+
+const env: Environment = { startedAt: '2026-12-01T00:00:00Z', node: 'v20', cores: 2, commit: 'abc', postgres: {}, notes: [] };
+
+describe('bench report', () => {
+  it("reads the storm's p99 beside the same burst against the bare echo, from the same run", () => {
+    const results: Results = {
+      http: { load: load(4), serverCpu: 0.9, storm: load(160), stormServerCpu: 0.7 },
+      storm: { role: 'web', load: load(400), peakRssBytes: null, cpu: null, exactlyOneAccepted: true, tasksForTheEvent: 1 },
+    };
+    const byName = new Map(ratios(results).map((r) => [r.name, r]));
+    expect(byName.get('storm p99')?.value).toBe(400);
+    expect(byName.get('storm p99 ÷ (b) bare Hono storm p99')?.value).toBeCloseTo(2.5);
+    expect(byName.get('storm p99 ÷ (b) bare Hono storm p99')?.target).toBeNull();
+    const report = renderReport(env, parseOptions(['node', 'bench']), results);
+    expect(report).toContain('storm (1000 at once): p50 80.0 ms  p99 160 ms');
+  });
+
+  it('says which gateway it measured, and prints the embedded phase with what was left to forward', () => {
+    const results: Results = {
+      embedded: {
+        role: 'all',
+        load: load(300, { acceptedPerSecond: 150 }),
+        peakRssBytes: 370 * 2 ** 20,
+        cpu: null,
+        decisionsAsExpected: true,
+        forwardedDuringLoad: 700,
+        drainAfterMs: 1800,
+      },
+    };
+    const built = renderReport(env, parseOptions(['node', 'bench']), results);
+    expect(built).toContain('gateway production build');
+    expect(built).toContain('oncehook on embedded PGlite  150 accepted/s');
+    expect(built).toContain('700 of 900 by the end of the load, the rest 1.8 s after it');
+    expect(renderReport(env, parseOptions(['node', 'bench', '--sources']), results)).toContain('gateway from the sources through tsx');
+  });
+});
