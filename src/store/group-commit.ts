@@ -20,6 +20,14 @@ const MAX_RETRIES = 3;
 /** How many batches may be committing at once: PGlite runs one transaction at a time anyway. */
 const PARALLEL = { postgres: 2, pglite: 1 } as const;
 
+/**
+ * PGlite runs each statement inside this process, holding the event loop until it is done, so nothing arrives
+ * while a batch commits: a batch started the moment an item arrived, and the next the moment it finished, held
+ * one item each. Starting it at the end of the event loop's turn instead lets every request read in that turn
+ * join it. A PostgreSQL batch waits on the network, and items gather meanwhile without help.
+ */
+const GATHER_FIRST = { postgres: false, pglite: true } as const;
+
 export interface GroupCommitOptions<I> {
   maxBatch: number;
   /** A batch stops growing before it would pass `maxBytes` as counted by `bytesOf` (it always holds one item). */
@@ -37,6 +45,8 @@ export class GroupCommit<I, O> {
   private readonly queue: Waiting<I, O>[] = [];
   private running = 0;
   private readonly parallel: number;
+  private readonly gatherFirst: boolean;
+  private gathering = false;
 
   constructor(
     private readonly store: Store,
@@ -44,6 +54,7 @@ export class GroupCommit<I, O> {
     private readonly options: GroupCommitOptions<I>,
   ) {
     this.parallel = PARALLEL[store.kind];
+    this.gatherFirst = GATHER_FIRST[store.kind];
   }
 
   record(input: I): Promise<O> {
@@ -54,6 +65,16 @@ export class GroupCommit<I, O> {
   }
 
   private pump(): void {
+    if (!this.gatherFirst) return this.start();
+    if (this.gathering) return;
+    this.gathering = true;
+    setImmediate(() => {
+      this.gathering = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
     while (this.running < this.parallel && this.queue.length > 0) {
       const batch = this.take();
       this.running++;
