@@ -35,6 +35,15 @@ const RECLAIM_EVERY_MS = 250;
 /** Finished attempts written in one transaction at most. */
 const FINISHES_PER_BATCH = 128;
 
+/**
+ * Slots are refilled together: while attempts are still running, a claim waits until a quarter of the slots
+ * are free, or at most REFILL_WAIT_MS. Refilling each slot as its answer arrived made one claim, and then one
+ * finish, per task: on PGlite, which runs one statement at a time, a claim and a finish cost ~5 ms whatever
+ * their size, and forwarding (and ingest beside it) was bound by their number.
+ */
+const REFILL_SHARE = 4;
+const REFILL_WAIT_MS = 5;
+
 export interface ForwarderDeps {
   config: Config;
   store: Store;
@@ -53,7 +62,11 @@ export class Forwarder {
   readonly #routes: Routes;
   readonly #pools: Pools;
   readonly #finishes: GroupCommit<AttemptFinish, boolean>;
-  readonly #finish = (f: AttemptFinish) => this.#finishes.record(f);
+  readonly #finish = async (f: AttemptFinish) => {
+    const kept = await this.#finishes.record(f);
+    if (this.#mayHaveMadeWorkDue(f)) this.wake();
+    return kept;
+  };
   readonly #owner = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   /** Every attempt not yet recorded, the ones whose answer waits for its finish to commit included. */
   readonly #inFlight = new Set<Promise<void>>();
@@ -65,6 +78,11 @@ export class Forwarder {
   #again = false;
   #stopped = false;
   #timer: NodeJS.Timeout | undefined;
+  #refillTimer: NodeJS.Timeout | undefined;
+  /** The refill's wait is over: the next pass claims whatever is free. */
+  #refillDue = false;
+  /** The last claim found fewer due tasks than it had slots for: a freed slot has nothing to refill. */
+  #drained = false;
   #unlisten: (() => Promise<void>) | undefined;
   readonly #release = new AbortController();
 
@@ -113,6 +131,7 @@ export class Forwarder {
   async stop(graceMs?: number): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearTimeout(this.#refillTimer);
     let graceTimer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<void>((resolve) => {
       if (graceMs !== undefined) graceTimer = setTimeout(resolve, graceMs);
@@ -133,6 +152,7 @@ export class Forwarder {
     try {
       do {
         this.#again = false;
+        if (this.#refillWaits()) return;
         await this.#reclaim();
         await this.#claim();
       } while (this.#again && !this.#stopped);
@@ -160,6 +180,36 @@ export class Forwarder {
   }
 
   /**
+   * A freed slot is refilled only while the queue may still hold due tasks. Once a claim came back short,
+   * new work announces itself: ingest, approvals, replays, releases and resumes send a NOTIFY, this worker's
+   * own finishes wake it when they schedule a retry or may unblock a step, and the poll covers the rest
+   * (expired leases, cooldowns ending). Looking again after every answer anyway cost a claim and a look at
+   * the next due time per task — on PGlite, where each holds the process, two thirds of its time.
+   */
+  #slotFreed(): void {
+    if (!this.#drained) this.wake();
+  }
+
+  /** A finish that leaves its task to be tried again, or completes one a step waits for, makes work due. */
+  #mayHaveMadeWorkDue(f: AttemptFinish): boolean {
+    if (f.state === TASK_STATES.succeeded) return this.#routes.hasSteps;
+    return f.state !== TASK_STATES.failed && f.state !== TASK_STATES.needsReview;
+  }
+
+  /** Whether to hold a small refill back for more slots to free (see REFILL_SHARE); arms its deadline if so. */
+  #refillWaits(): boolean {
+    const free = this.#freeSlots();
+    const enough = Math.max(1, Math.floor(this.#options.concurrency / REFILL_SHARE));
+    if (free <= 0 || free >= enough || this.#sending === 0 || this.#refillDue) return false;
+    this.#refillTimer ??= setTimeout(() => {
+      this.#refillTimer = undefined;
+      this.#refillDue = true;
+      this.wake();
+    }, REFILL_WAIT_MS);
+    return true;
+  }
+
+  /**
    * A slot frees as soon as the downstream has answered: the finish is written in a group commit meanwhile,
    * so its commit does not hold a request slot. Answers waiting for their finish are bounded too.
    */
@@ -171,7 +221,9 @@ export class Forwarder {
   async #claim(): Promise<void> {
     const free = this.#freeSlots();
     if (free <= 0 || this.#stopped) return;
+    this.#refillDue = false;
     const claimed = await claimTasks(this.#deps.store.db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free });
+    this.#drained = claimed.length < free;
     if (claimed.length === free) this.#again = true;
     for (const task of claimed) {
       if (task.mode === CLAIM_MODES.review) {
@@ -187,13 +239,13 @@ export class Forwarder {
         if (slotFreed) return;
         slotFreed = true;
         this.#sending--;
-        this.wake();
+        this.#slotFreed();
       };
       const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish: this.#finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);
         freeSlot();
-        this.wake();
+        this.#slotFreed();
       });
       this.#inFlight.add(running);
     }

@@ -21,6 +21,8 @@ const routeKey = (source: string, action: string) => `${source}\0${action}`;
 export class Routes {
   readonly #byKey = new Map<string, Route>();
   readonly forClaim: readonly ClaimRoute[];
+  /** Whether any action waits for a sibling (`after`): a success may then make another task due. */
+  readonly hasSteps: boolean;
 
   constructor(config: Config, leaseGraceMs: number) {
     for (const [source, sourceConfig] of Object.entries(config.sources)) {
@@ -35,6 +37,7 @@ export class Routes {
         });
       }
     }
+    this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);
     this.forClaim = [...this.#byKey.values()].map((route) => ({
       source: route.source,
       action: route.action,
