@@ -153,8 +153,9 @@ export class Forwarder {
       do {
         this.#again = false;
         if (this.#refillWaits()) return;
-        await this.#reclaim();
+        // The claim first: a task that just arrived is not kept waiting behind the look for expired leases.
         await this.#claim();
+        await this.#reclaim();
       } while (this.#again && !this.#stopped);
       if (this.#freeSlots() > 0) {
         const due = await nextDueInMs(this.#deps.store.db);
@@ -173,6 +174,8 @@ export class Forwarder {
     if (performance.now() - this.#reclaimedAt < RECLAIM_EVERY_MS) return;
     this.#reclaimedAt = performance.now();
     const reclaimed = await reclaimExpiredLeases(this.#deps.store.db);
+    // Reclaimed tasks are due at once: claim them in this pass.
+    if (reclaimed.length > 0) this.#again = true;
     for (const task of reclaimed) {
       this.#deps.metrics.leasesReclaimed.inc();
       this.#deps.logger.warn({ task: task.id, source: task.source, action: task.action }, 'lease expired mid-attempt: outcome unknown');
