@@ -65,13 +65,15 @@ export class GroupCommit<I, O> {
   }
 
   private pump(): void {
-    if (!this.gatherFirst) return this.start();
-    if (this.gathering) return;
-    this.gathering = true;
-    setImmediate(() => {
-      this.gathering = false;
+    if (!this.gatherFirst) {
       this.start();
-    });
+    } else if (!this.gathering) {
+      this.gathering = true;
+      setImmediate(() => {
+        this.gathering = false;
+        this.start();
+      });
+    }
   }
 
   private start(): void {
