@@ -1,0 +1,62 @@
+import { sql } from 'drizzle-orm';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/connect.ts';
+
+export interface VacuumOptions {
+  /** How often a pass starts. */
+  intervalMs?: number;
+}
+
+/**
+ * The tables that take updates. Every claim and finish writes a new version of its task (both change
+ * indexed columns), a finish completes its attempt row, a cooldown upserts its destination; the rest are
+ * written once.
+ */
+const UPDATED_TABLES = ['tasks', 'attempts', 'destinations'] as const;
+
+/**
+ * PGlite runs PostgreSQL as one standalone backend, without autovacuum: dead versions were never removed, and
+ * after three minutes of load the task table held two dead rows for every live one (420 MB for 177,000 tasks).
+ * This vacuums the updated tables every 30 seconds, one statement at a time with a turn of the event loop
+ * between: each holds the process while it runs — 50–220 ms a pass under about 1,000 deliveries per second,
+ * growing with the indexes it scans — and the table stayed near its live size (138 MB for 114,000 tasks).
+ * On PostgreSQL the server's autovacuum does this, and nothing is started.
+ */
+export function startVacuum(store: Store, logger: Logger, options: VacuumOptions = {}) {
+  if (store.kind !== 'pglite') return null;
+  const intervalMs = options.intervalMs ?? 30_000;
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+
+  async function pass(): Promise<void> {
+    for (const table of UPDATED_TABLES) {
+      if (stopped) return;
+      const started = performance.now();
+      await store.db.execute(sql.raw(`vacuum ${table}`));
+      logger.debug({ table, ms: Math.round(performance.now() - started) }, 'vacuumed');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  const queue = () => {
+    const result = running.then(pass);
+    running = result.then(
+      () => {},
+      (error: unknown) => logger.warn({ err: error }, 'vacuuming the embedded database failed; will try again'),
+    );
+    return result;
+  };
+  const timer = setInterval(queue, intervalMs);
+  timer.unref();
+
+  return {
+    /** One pass now. */
+    runOnce: queue,
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+export type Vacuum = NonNullable<ReturnType<typeof startVacuum>>;
