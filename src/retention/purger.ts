@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
 import { purgeExpiredBodies } from '../store/retention.ts';
+import { periodic } from './periodic.ts';
 
 export interface PurgerOptions {
   /** How often a round starts. */
@@ -18,7 +19,6 @@ export function startPurger(config: Config, store: Store, logger: Logger, option
   const intervalMs = options.intervalMs ?? 10 * 60_000;
   const batchSize = options.batchSize ?? 500;
   let stopped = false;
-  let running: Promise<void> = Promise.resolve();
 
   async function round(): Promise<number> {
     let total = 0;
@@ -35,28 +35,14 @@ export function startPurger(config: Config, store: Store, logger: Logger, option
     return total;
   }
 
-  const timer = setInterval(() => {
-    running = running.then(round).then(
-      () => {},
-      (error: unknown) => logger.warn({ err: error }, 'purging expired bodies failed; will try again'),
-    );
-  }, intervalMs);
-  timer.unref();
+  const schedule = periodic(intervalMs, round, (error) => logger.warn({ err: error }, 'purging expired bodies failed; will try again'));
 
   return {
     /** One round now; resolves with the number of bodies purged. */
-    runOnce(): Promise<number> {
-      const result = running.then(round);
-      running = result.then(
-        () => {},
-        () => {},
-      );
-      return result;
-    },
+    runOnce: schedule.runOnce,
     async stop(): Promise<void> {
       stopped = true;
-      clearInterval(timer);
-      await running;
+      await schedule.stop();
     },
   };
 }

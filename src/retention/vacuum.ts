@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
+import { periodic } from './periodic.ts';
 
 export interface VacuumOptions {
   /** How often a pass starts. */
@@ -26,7 +27,6 @@ export function startVacuum(store: Store, logger: Logger, options: VacuumOptions
   if (store.kind !== 'pglite') return null;
   const intervalMs = options.intervalMs ?? 30_000;
   let stopped = false;
-  let running: Promise<void> = Promise.resolve();
 
   async function pass(): Promise<void> {
     for (const table of UPDATED_TABLES) {
@@ -38,24 +38,16 @@ export function startVacuum(store: Store, logger: Logger, options: VacuumOptions
     }
   }
 
-  const queue = () => {
-    const result = running.then(pass);
-    running = result.then(
-      () => {},
-      (error: unknown) => logger.warn({ err: error }, 'vacuuming the embedded database failed; will try again'),
-    );
-    return result;
-  };
-  const timer = setInterval(queue, intervalMs);
-  timer.unref();
+  const schedule = periodic(intervalMs, pass, (error) =>
+    logger.warn({ err: error }, 'vacuuming the embedded database failed; will try again'),
+  );
 
   return {
     /** One pass now. */
-    runOnce: queue,
+    runOnce: schedule.runOnce,
     async stop(): Promise<void> {
       stopped = true;
-      clearInterval(timer);
-      await running;
+      await schedule.stop();
     },
   };
 }
