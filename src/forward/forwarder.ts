@@ -227,7 +227,7 @@ export class Forwarder {
     this.#refillDue = false;
     const claimed = await claimTasks(this.#deps.store.db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free });
     this.#drained = claimed.length < free;
-    if (claimed.length === free) this.#again = true;
+    if (!this.#drained) this.#again = true;
     for (const task of claimed) {
       if (task.mode === CLAIM_MODES.review) {
         this.#deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: TASK_STATES.needsReview });
