@@ -52,10 +52,10 @@ export function machineCpu(): { busy: number; total: number } {
  * phase: a process left over from another run lowers all figures, and the ratios less than the absolutes.
  */
 export async function idleBusyShare(ms = 1000): Promise<number> {
-  const from = machineCpu();
+  const watch = new CpuWatch({});
+  watch.start();
   await new Promise((resolve) => setTimeout(resolve, ms));
-  const to = machineCpu();
-  return (to.busy - from.busy) / (to.total - from.total);
+  return watch.stop().machine;
 }
 
 /** PIDs of the PostgreSQL server's processes (backends, WAL writer, checkpointer…), found by their name. */
