@@ -12,6 +12,7 @@ import { Cleanup } from './cleanup.ts';
 import { parseOptions, type PhaseName } from './options.ts';
 import type { Context, Results } from './phases/context.ts';
 import { runEmbedded } from './phases/embedded.ts';
+import { runEmbeddedSoak } from './phases/embedded-soak.ts';
 import { runForward } from './phases/forward.ts';
 import { runHttp } from './phases/http.ts';
 import { runIngest } from './phases/ingest.ts';
@@ -30,7 +31,7 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
-const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'storm', 'forward', 'embedded', 'soak']);
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'storm', 'forward', 'embedded', 'soak', 'embedded-soak']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
@@ -42,6 +43,7 @@ const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promis
   forward: { title: '(d) oncehook forwarding', run: runForward },
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },
+  'embedded-soak': { title: "embedded soak: npm start's deployment at a steady rate, PGlite's vacuum pauses watched", run: runEmbeddedSoak },
 };
 
 function git(args: string[]): string {

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward', 'embedded', 'soak'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward', 'embedded', 'soak', 'embedded-soak'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {
@@ -12,6 +12,9 @@ export interface BenchOptions {
   duplicates: number;
   phases: PhaseName[];
   soakSeconds: number;
+  embeddedSoakSeconds: number;
+  /** Deliveries per second the embedded soak sends, new and replayed together. */
+  embeddedSoakRate: number;
   json: boolean;
   cpuProf: boolean;
   pgUrl: string;
@@ -67,6 +70,15 @@ export function parseOptions(argv: string[]): BenchOptions {
     .addOption(
       new Option('--soak-seconds <seconds>', 'length of the soak').default(300).argParser(positiveInt),
     )
+    .addOption(
+      new Option('--embedded-soak', "also run the embedded soak: npm start's deployment at a steady rate, watching PGlite's vacuum pauses"),
+    )
+    .addOption(
+      new Option('--embedded-soak-seconds <seconds>', 'length of the embedded soak').default(1800).argParser(positiveInt),
+    )
+    .addOption(
+      new Option('--embedded-soak-rate <n>', 'deliveries per second in the embedded soak').default(250).argParser(positiveInt),
+    )
     .addOption(new Option('--json', 'also write the figures to bench/results/<timestamp>.json'))
     .addOption(new Option('--cpu-prof', 'profile every gateway; profiles go to bench/results/<timestamp>-profiles/'))
     .addOption(
@@ -99,9 +111,13 @@ export function parseOptions(argv: string[]): BenchOptions {
     .addOption(new Option('--seed <n>', 'seed of the duplicate mix').default(1).argParser(positiveInt))
     .showHelpAfterError();
   program.parse(argv);
-  const o = program.opts<Omit<BenchOptions, 'phases'> & { only?: PhaseName[]; soak?: boolean }>();
-  const chosen = o.only ?? PHASES.filter((p) => p !== 'soak' || o.soak);
-  if (o.soak && !chosen.includes('soak')) chosen.push('soak');
+  const { soak, embeddedSoak, only, ...o } = program.opts<
+    Omit<BenchOptions, 'phases'> & { only?: PhaseName[]; soak?: boolean; embeddedSoak?: boolean }
+  >();
+  // The soaks take minutes: they run when asked for, by their flag or by name.
+  const asked: Partial<Record<PhaseName, boolean>> = { soak: Boolean(soak), 'embedded-soak': Boolean(embeddedSoak) };
+  const chosen = only ?? PHASES.filter((p) => asked[p] ?? true);
+  for (const p of PHASES) if (asked[p] && !chosen.includes(p)) chosen.push(p);
   return {
     ...o,
     json: Boolean(o.json),

@@ -4,6 +4,7 @@ import type { LatencySummary } from './histogram.ts';
 import type { BenchOptions } from './options.ts';
 import type { CpuShares } from './proc.ts';
 import type { DrainResult, IdleLatency, Results } from './phases/context.ts';
+import { median } from './phases/rss-drift.ts';
 
 export interface Environment {
   startedAt: string;
@@ -53,6 +54,11 @@ const drainCpuLine = ({ cpu }: DrainResult) =>
 
 const idle = (l: IdleLatency | null) =>
   l ? `idle first-forward p50 ${ms(l.p50)} ms, max ${ms(l.max)} ms (${l.samplesMs.length} probes)` : 'idle first-forward: not measured (the backlog never finished)';
+
+const forwardedLine = (e: { load: { decisions: Record<string, number> }; forwardedDuringLoad: number; drainAfterMs: number | null }) =>
+  `forwarded in the same process: ${int(e.forwardedDuringLoad)} of ${int(e.load.decisions.accepted ?? 0)} by the end of the load, ${
+    e.drainAfterMs === null ? 'the rest not within a minute' : `the rest ${(e.drainAfterMs / 1000).toFixed(1)} s after it`
+  }`;
 
 function met(r: Ratio): string {
   if (r.value === null || r.target === null) return '';
@@ -127,11 +133,10 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
   }
   if (r.embedded) {
     const e = r.embedded;
-    const accepted = e.load.decisions.accepted ?? 0;
     rows.push(['oncehook on embedded PGlite', `${int(e.load.acceptedPerSecond)} accepted/s`, [
       `${int(e.load.perSecond)} answered/s, ack ${lat(e.load.latencyMs, true)}`,
       `errors ${e.load.errors}; decisions as expected: ${e.decisionsAsExpected ? 'yes' : 'NO'} ${JSON.stringify(e.load.decisions)}`,
-      `forwarded in the same process: ${int(e.forwardedDuringLoad)} of ${int(accepted)} by the end of the load, ${e.drainAfterMs === null ? 'the rest not within a minute' : `the rest ${(e.drainAfterMs / 1000).toFixed(1)} s after it`}`,
+      forwardedLine(e),
       `peak RSS ${mib(e.peakRssBytes)}; ${cpuLine(e.cpu)}, load generator ${pct(e.load.generatorCpu)}`,
     ]]);
   }
@@ -140,6 +145,21 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
     rows.push([`soak (${o.soakSeconds} s)`, `RSS ${(s.growth * 100).toFixed(1)} %`, [
       `median ${mib(s.baselineRssBytes)} over the second fifth → ${mib(s.finalRssBytes)} over the last, peak ${mib(s.peakRssBytes)}`,
       `${int(s.load.acceptedPerSecond)} accepted/s, ack ${lat(s.load.latencyMs, true)}, errors ${s.load.errors}`,
+    ]]);
+  }
+  const es = r['embedded-soak'];
+  if (es) {
+    const passes = es.vacuumPasses;
+    const fifth = (from: number, to: number) => passes.filter((p) => p.atSeconds >= from * o.embeddedSoakSeconds && p.atSeconds < to * o.embeddedSoakSeconds);
+    const spread = (ps: typeof passes) =>
+      ps.length ? `median ${int(median(ps.map((p) => p.totalMs)))} ms, longest ${int(Math.max(...ps.map((p) => p.totalMs)))} ms` : 'none';
+    rows.push([`embedded soak (${o.embeddedSoakSeconds} s at ${int(es.ratePerSecond)}/s)`, `longest vacuum pass ${passes.length ? int(Math.max(...passes.map((p) => p.totalMs))) : 'n/a'} ms`, [
+      `${int(es.load.perSecond)} answered/s, ack (from when each was due) ${lat(es.load.latencyMs, true)}`,
+      `errors ${es.load.errors}; decisions as expected: ${es.decisionsAsExpected ? 'yes' : 'NO'} ${JSON.stringify(es.load.decisions)}`,
+      `vacuum passes: ${passes.length}; in the first fifth ${spread(fifth(0, 0.2))}; in the last fifth ${spread(fifth(0.8, 1.01))}`,
+      `${int(es.load.decisions.accepted ?? 0)} tasks; data directory ${mib(es.dataBytes)} at the end`,
+      `RSS median ${mib(es.baselineRssBytes)} over the second fifth → ${mib(es.finalRssBytes)} over the last (${(es.growth * 100).toFixed(1)} %), peak ${mib(es.peakRssBytes)}`,
+      forwardedLine(es),
     ]]);
   }
   return rows;

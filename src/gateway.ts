@@ -84,7 +84,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
     await forwarder?.start();
     purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
-    vacuum = startVacuum(store, logger);
+    vacuum = startVacuum(store, logger, metrics);
   } catch (error) {
     server.close();
     await store.close();

@@ -6,6 +6,7 @@ import { Client, Pool } from 'undici';
 import { exitWithParent } from '../children.ts';
 import { DeliveryMaker, type SignedDelivery } from '../deliveries.ts';
 import { percentile, Samples } from '../histogram.ts';
+import { pacer } from './pace.ts';
 import type { BurstSpec, ClosedLoopSpec, LoadMessage, LoadResult, LoadSpec } from './protocol.ts';
 import { seededRandom } from '../../test/support/random.ts';
 
@@ -141,6 +142,7 @@ async function closedLoop(spec: ClosedLoopSpec): Promise<LoadResult> {
       elapsedMs: now - windowStart,
       perSecond: (sorted.length * 1000) / (now - lastProgress),
       p99Ms: percentile(sorted, 0.99),
+      maxMs: sorted.at(-1) ?? Number.NaN,
       errors: intervalErrors,
     });
     interval = [];
@@ -162,10 +164,17 @@ async function closedLoop(spec: ClosedLoopSpec): Promise<LoadResult> {
     say({ type: 'window', edge: 'end' });
   };
   const closed = setTimeout(close, spec.warmupMs + spec.durationMs);
+  const due = spec.ratePerSecond ? pacer(started, spec.ratePerSecond, end) : null;
   const client = async () => {
     while (performance.now() < end) {
+      let sentAt = performance.now();
+      if (due) {
+        const dueAt = due();
+        if (dueAt === null) break;
+        if (dueAt > sentAt) await new Promise((resolve) => setTimeout(resolve, dueAt - sentAt));
+        sentAt = dueAt;
+      }
       const delivery = next();
-      const sentAt = performance.now();
       const [status, text] = await send(pool, spec.path, delivery);
       const answeredAt = performance.now();
       const decision = tally.record(status, text);

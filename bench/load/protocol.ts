@@ -14,6 +14,12 @@ export interface ClosedLoopSpec {
   origin: string;
   path: string;
   concurrency: number;
+  /**
+   * Null: each client sends as soon as its previous request is answered. A number: requests fall due at this
+   * rate overall, a sender's steady traffic, and each latency counts from when its request fell due, so a
+   * stall that holds every client back is measured in full rather than hidden by the clients waiting.
+   */
+  ratePerSecond: number | null;
   warmupMs: number;
   durationMs: number;
   /** Share (0–1) of requests that replay an earlier, already answered delivery byte for byte. */
@@ -65,7 +71,7 @@ export interface LoadResult {
 }
 
 export type LoadMessage =
-  | { type: 'progress'; label: string; elapsedMs: number; perSecond: number; p99Ms: number; errors: number }
+  | { type: 'progress'; label: string; elapsedMs: number; perSecond: number; p99Ms: number; maxMs: number; errors: number }
   /** The measured window opens (after the warm-up) or closes: the parent samples CPU and memory between. */
   | { type: 'window'; edge: 'start' | 'end' }
   | { type: 'done'; result: LoadResult }

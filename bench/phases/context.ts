@@ -4,6 +4,7 @@ import type { LoadResult } from '../load/protocol.ts';
 import type { Progress } from '../load/run.ts';
 import type { BenchOptions } from '../options.ts';
 import type { CpuShares } from '../proc.ts';
+import type { RssDrift } from './rss-drift.ts';
 
 export interface Context {
   readonly options: BenchOptions;
@@ -102,16 +103,47 @@ export type ForwardResult =
   | { measured: false; reason: string }
   | { measured: true; fill: LoadResult; work: DrainResult; idleFirstForward: IdleLatency | null; peakRssBytes: number | null };
 
-export interface SoakResult {
+export interface SoakResult extends RssDrift {
   load: LoadResult;
-  samples: Array<{ atSeconds: number; rssBytes: number }>;
-  /** Median RSS over the second fifth of the soak, once warm. */
-  baselineRssBytes: number;
-  /** Median RSS over the last fifth. */
-  finalRssBytes: number;
-  /** (final − baseline) ÷ baseline. */
-  growth: number;
   peakRssBytes: number | null;
+}
+
+/** One pass of the embedded database's vacuum, as the gateway logged it. */
+export interface VacuumPass {
+  /** Seconds from the opening of the measured window to the end of the pass. */
+  atSeconds: number;
+  /** Milliseconds each table's vacuum held the process. */
+  ms: Record<string, number>;
+  totalMs: number;
+}
+
+/** A progress window of the embedded soak. */
+export interface SoakWindow {
+  atSeconds: number;
+  perSecond: number;
+  p99Ms: number;
+  maxMs: number;
+  errors: number;
+  rssBytes: number | null;
+  /** PGlite's data directory on disk. */
+  dataBytes: number;
+  /** Tasks the downstream had received by then. */
+  forwarded: number;
+  vacuumPasses: number;
+  longestVacuumMs: number | null;
+}
+
+/** `npm start`'s deployment held at a sender's steady rate for a long while: what the vacuum's pauses grow to. */
+export interface EmbeddedSoakResult extends RssDrift {
+  load: LoadResult;
+  ratePerSecond: number;
+  peakRssBytes: number | null;
+  decisionsAsExpected: boolean;
+  windows: SoakWindow[];
+  vacuumPasses: VacuumPass[];
+  dataBytes: number;
+  forwardedDuringLoad: number;
+  drainAfterMs: number | null;
 }
 
 export interface Results {
@@ -125,4 +157,5 @@ export interface Results {
   forward?: ForwardResult;
   embedded?: EmbeddedResult;
   soak?: SoakResult;
+  'embedded-soak'?: EmbeddedSoakResult;
 }

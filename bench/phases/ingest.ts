@@ -2,7 +2,7 @@
 import { runLoad } from '../load/run.ts';
 import { CpuWatch, RssSampler, type CpuShares } from '../proc.ts';
 import { progressLine, type Context, type IngestResult } from './context.ts';
-import { closedLoop } from './load-spec.ts';
+import { closedLoop, decidedAsSent } from './load-spec.ts';
 import { withSession } from './session.ts';
 
 export async function runIngest(ctx: Context): Promise<IngestResult> {
@@ -23,11 +23,7 @@ export async function runIngest(ctx: Context): Promise<IngestResult> {
       load,
       peakRssBytes,
       cpu,
-      decisionsAsExpected:
-        load.errors === 0 &&
-        accepted === load.sent.unique &&
-        (load.decisions.duplicate_delivery ?? 0) === load.sent.duplicates &&
-        tasksInDatabase === accepted,
+      decisionsAsExpected: decidedAsSent(load) && tasksInDatabase === accepted,
       tasksInDatabase,
     };
   });

@@ -1,4 +1,4 @@
-import type { ClosedLoopSpec } from '../load/protocol.ts';
+import type { ClosedLoopSpec, LoadResult } from '../load/protocol.ts';
 import type { Context } from './context.ts';
 
 /** The closed loop every load phase drives, from the run's options; a phase overrides what differs. */
@@ -11,6 +11,7 @@ export function closedLoop(ctx: Context, target: { label: string; origin: string
     origin: target.origin,
     path: '/in/shop',
     concurrency: options.concurrency,
+    ratePerSecond: null,
     warmupMs: options.warmup * 1000,
     durationMs,
     duplicates: options.duplicates,
@@ -23,4 +24,11 @@ export function closedLoop(ctx: Context, target: { label: string; origin: string
     progressMs: 2000,
     ...overrides,
   };
+}
+
+/** No errors, every new delivery `accepted` and every replay a `duplicate_delivery`: what the gateway must answer. */
+export function decidedAsSent(load: LoadResult): boolean {
+  return (
+    load.errors === 0 && (load.decisions.accepted ?? 0) === load.sent.unique && (load.decisions.duplicate_delivery ?? 0) === load.sent.duplicates
+  );
 }

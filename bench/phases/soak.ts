@@ -1,12 +1,12 @@
 /**
- * The soak: ingest load held for minutes while the gateway's resident memory is sampled. Growth is measured
- * from once the process is warm to the end: JIT code, pools and caches fill early and are not a leak. RSS
- * swings with every major GC, so each end is the median of a fifth of the soak's samples, not one sample.
+ * The soak: ingest load held for minutes while the gateway's resident memory is sampled (see rssDrift for how
+ * growth is read).
  */
 import { runLoad } from '../load/run.ts';
 import { RssSampler } from '../proc.ts';
 import { progressLine, type Context, type SoakResult } from './context.ts';
 import { closedLoop } from './load-spec.ts';
+import { rssDrift } from './rss-drift.ts';
 import { withSession } from './session.ts';
 
 export async function runSoak(ctx: Context): Promise<SoakResult> {
@@ -30,24 +30,6 @@ export async function runSoak(ctx: Context): Promise<SoakResult> {
       },
     );
     const peakRssBytes = rss.stop();
-    const seconds = durationMs / 1000;
-    const samples = rss.samples
-      .map((s) => ({ atSeconds: s.atSeconds - windowAt, rssBytes: s.rssBytes }))
-      .filter((s) => s.atSeconds >= 0 && s.atSeconds <= seconds + 1);
-    const baseline = median(samples.filter((s) => s.atSeconds >= seconds * 0.2 && s.atSeconds < seconds * 0.4));
-    const final = median(samples.filter((s) => s.atSeconds >= seconds * 0.8));
-    return {
-      load,
-      samples,
-      baselineRssBytes: baseline,
-      finalRssBytes: final,
-      growth: (final - baseline) / baseline,
-      peakRssBytes,
-    };
+    return { load, ...rssDrift(rss, windowAt, durationMs / 1000), peakRssBytes };
   });
-}
-
-function median(samples: Array<{ rssBytes: number }>): number {
-  const sorted = samples.map((s) => s.rssBytes).sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor((sorted.length - 1) / 2)]! : Number.NaN;
 }

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { startVacuum } from '../../src/retention/vacuum.ts';
 import { recordDeliveries } from '../../src/store/atomic.ts';
 import { rowsOf } from '../../src/store/rows.ts';
@@ -22,7 +23,8 @@ async function deadTasks(): Promise<number> {
 
 describe('vacuum', () => {
   it('on PGlite removes the dead task versions that claims and finishes leave; on PostgreSQL leaves it to autovacuum', async () => {
-    const vacuum = startVacuum(t.store, createLogger('silent'), { intervalMs: 3_600_000 });
+    const metrics = createMetrics();
+    const vacuum = startVacuum(t.store, createLogger('silent'), metrics, { intervalMs: 3_600_000 });
     if (engine() === 'postgres') {
       expect(vacuum).toBeNull();
       return;
@@ -35,6 +37,9 @@ describe('vacuum', () => {
       expect(await deadTasks()).toBeGreaterThanOrEqual(80);
       await vacuum!.runOnce();
       expect(await deadTasks()).toBe(0);
+      // The pause each table's vacuum took is there for the operator to alert on.
+      const observed = (await metrics.vacuumSeconds.get()).values.filter((v) => v.metricName === 'oncehook_embedded_vacuum_seconds_count');
+      expect(Object.fromEntries(observed.map((v) => [v.labels.table, v.value]))).toEqual({ tasks: 1, attempts: 1, destinations: 1 });
     } finally {
       await vacuum?.stop();
     }

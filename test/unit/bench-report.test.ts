@@ -57,4 +57,39 @@ describe('bench report', () => {
     expect(built).toContain('700 of 900 by the end of the load, the rest 1.8 s after it');
     expect(renderReport(env, parseOptions(['node', 'bench', '--sources']), results)).toContain('gateway from the sources through tsx');
   });
+
+  it('runs the soaks only when asked for, by flag or by name', () => {
+    const phases = (...args: string[]) => parseOptions(['node', 'bench', ...args]).phases;
+    expect(phases()).not.toContain('soak');
+    expect(phases()).not.toContain('embedded-soak');
+    expect(phases('--embedded-soak')).toContain('embedded-soak');
+    expect(phases('--embedded-soak')).not.toContain('soak');
+    expect(phases('--only', 'embedded-soak')).toEqual(['embedded-soak']);
+    expect(phases('--only', 'ingest', '--soak')).toEqual(['ingest', 'soak']);
+  });
+
+  it("prints the embedded soak's vacuum passes of the first and the last fifth, so their growth shows", () => {
+    const pass = (atSeconds: number, totalMs: number) => ({ atSeconds, ms: { tasks: totalMs }, totalMs });
+    const results: Results = {
+      'embedded-soak': {
+        load: load(40),
+        ratePerSecond: 250,
+        peakRssBytes: 400 * 2 ** 20,
+        decisionsAsExpected: true,
+        samples: [],
+        baselineRssBytes: 360 * 2 ** 20,
+        finalRssBytes: 378 * 2 ** 20,
+        growth: 0.05,
+        windows: [],
+        vacuumPasses: [pass(30, 40), pass(60, 60), pass(120, 300), pass(570, 900), pass(600, 700)],
+        dataBytes: 512 * 2 ** 20,
+        forwardedDuringLoad: 900,
+        drainAfterMs: 0,
+      },
+    };
+    const report = renderReport(env, parseOptions(['node', 'bench', '--embedded-soak-seconds', '600']), results);
+    expect(report).toContain('embedded soak (600 s at 250/s)  longest vacuum pass 900 ms');
+    expect(report).toContain('vacuum passes: 5; in the first fifth median 40 ms, longest 60 ms; in the last fifth median 700 ms, longest 900 ms');
+    expect(report).toContain('900 tasks; data directory 512 MiB at the end');
+  });
 });
