@@ -43,7 +43,7 @@ const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promis
   forward: { title: '(d) oncehook forwarding', run: runForward },
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },
-  'embedded-soak': { title: "embedded soak: npm start's deployment at a steady rate, PGlite's vacuum pauses watched", run: runEmbeddedSoak },
+  'embedded-soak': { title: "embedded soak: npm start's deployment at a steady rate, PGlite's upkeep pauses watched", run: runEmbeddedSoak },
 };
 
 function git(args: string[]): string {

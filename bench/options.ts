@@ -71,7 +71,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       new Option('--soak-seconds <seconds>', 'length of the soak').default(300).argParser(positiveInt),
     )
     .addOption(
-      new Option('--embedded-soak', "also run the embedded soak: npm start's deployment at a steady rate, watching PGlite's vacuum pauses"),
+      new Option('--embedded-soak', "also run the embedded soak: npm start's deployment at a steady rate, watching PGlite's upkeep pauses"),
     )
     .addOption(
       new Option('--embedded-soak-seconds <seconds>', 'length of the embedded soak').default(1800).argParser(positiveInt),

@@ -8,7 +8,7 @@ import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
 import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
-import { startVacuum, type Vacuum } from './retention/vacuum.ts';
+import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './defaults.ts';
@@ -79,12 +79,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     started.once('error', reject);
   });
   let purger: Purger | null = null;
-  let vacuum: Vacuum | null = null;
+  let upkeep: EmbeddedUpkeep | null = null;
   try {
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
     await forwarder?.start();
     purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
-    vacuum = startVacuum(store, logger, metrics);
+    upkeep = startEmbeddedUpkeep(store, logger, metrics);
   } catch (error) {
     server.close();
     await store.close();
@@ -109,7 +109,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // connection is idle, and a keep-alive one would otherwise be held open for its whole timeout.
       const idle = setInterval(() => 'closeIdleConnections' in server && server.closeIdleConnections(), 50);
       const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), graceMs);
-      await Promise.all([purger?.stop(), vacuum?.stop(), forwarder?.stop(graceMs), listening]);
+      await Promise.all([purger?.stop(), upkeep?.stop(), forwarder?.stop(graceMs), listening]);
       clearInterval(idle);
       clearTimeout(cut);
       await store.close();

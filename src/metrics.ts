@@ -46,10 +46,10 @@ export function createMetrics() {
       labelNames: ['source', 'action', 'state'] as const,
       registers: [registry],
     }),
-    vacuumSeconds: new Histogram({
-      name: 'oncehook_embedded_vacuum_seconds',
-      help: 'Embedded PGlite only: how long the vacuum of each table held the process (nothing is answered meanwhile)',
-      labelNames: ['table'] as const,
+    upkeepSeconds: new Histogram({
+      name: 'oncehook_embedded_upkeep_seconds',
+      help: 'Embedded PGlite only: how long each upkeep step (a table vacuum, the checkpoint) held the process, answering nothing meanwhile',
+      labelNames: ['step'] as const,
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),

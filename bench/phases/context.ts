@@ -108,13 +108,12 @@ export interface SoakResult extends RssDrift {
   peakRssBytes: number | null;
 }
 
-/** One pass of the embedded database's vacuum, as the gateway logged it. */
-export interface VacuumPass {
+/** One pass of the embedded database's upkeep (vacuums, then a checkpoint), as the gateway logged it. */
+export interface UpkeepPass {
   /** Seconds from the opening of the measured window to the end of the pass. */
   atSeconds: number;
-  /** Milliseconds each table's vacuum held the process. */
+  /** Milliseconds each step held the process: a table's vacuum, or `checkpoint`. */
   ms: Record<string, number>;
-  totalMs: number;
 }
 
 /** A progress window of the embedded soak. */
@@ -129,18 +128,23 @@ export interface SoakWindow {
   dataBytes: number;
   /** Tasks the downstream had received by then. */
   forwarded: number;
-  vacuumPasses: number;
-  longestVacuumMs: number | null;
+  upkeepPasses: number;
+  /** The longest single step of those passes: what a delivery arriving during it waited. */
+  longestStepMs: number | null;
+  /** How long a Prometheus scrape of /metrics took, its task counts read from the database. */
+  scrapeMs: number;
+  /** The gateway's longest event-loop stall since the previous scrape, as its own metrics report it. */
+  loopStallMs: number | null;
 }
 
-/** `npm start`'s deployment held at a sender's steady rate for a long while: what the vacuum's pauses grow to. */
+/** `npm start`'s deployment held at a sender's steady rate for a long while: what the upkeep's pauses grow to. */
 export interface EmbeddedSoakResult extends RssDrift {
   load: LoadResult;
   ratePerSecond: number;
   peakRssBytes: number | null;
   decisionsAsExpected: boolean;
   windows: SoakWindow[];
-  vacuumPasses: VacuumPass[];
+  upkeepPasses: UpkeepPass[];
   dataBytes: number;
   forwardedDuringLoad: number;
   drainAfterMs: number | null;

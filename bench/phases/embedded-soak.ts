@@ -1,22 +1,22 @@
 /**
  * `npm start`'s deployment held for a long while at a sender's steady rate (`--embedded-soak-rate`), not at
- * its ceiling: what a small shop's gateway meets over hours. PGlite has no autovacuum, so the gateway vacuums
- * its updated tables every 30 seconds, and each pass holds the process — nothing is answered meanwhile —
- * for a time that grows with the tables. This phase shows how the passes, the ack latency, the memory and the
- * data directory move as the tables fill.
+ * its ceiling: what a small shop's gateway meets over hours. PGlite has neither autovacuum nor a checkpointer,
+ * so every 30 seconds the gateway vacuums its updated tables and checkpoints, and each pass holds the process —
+ * nothing is answered meanwhile — for a time that grows with the tables. This phase shows how the passes, the
+ * ack latency, the memory and the data directory move as the tables fill.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogTail } from '../log-tail.ts';
 import { runLoad } from '../load/run.ts';
 import { RssSampler } from '../proc.ts';
-import { progressLine, type Context, type EmbeddedSoakResult, type SoakWindow, type VacuumPass } from './context.ts';
+import { progressLine, type Context, type EmbeddedSoakResult, type SoakWindow, type UpkeepPass } from './context.ts';
 import { awaitForwarded, withEmbeddedGateway } from './embedded-world.ts';
 import { closedLoop, decidedAsSent } from './load-spec.ts';
 import { rssDrift } from './rss-drift.ts';
 
 const WINDOW_MS = 60_000;
-const VACUUM_MESSAGE = 'vacuumed the embedded database';
+const UPKEEP_MESSAGE = 'embedded database upkeep';
 
 export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult> {
   const { embeddedSoakSeconds: seconds, embeddedSoakRate: ratePerSecond } = ctx.options;
@@ -24,13 +24,13 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
     const rss = new RssSampler(gateway.child.pid, 2000);
     const log = new LogTail(gateway.logFile);
     const before = (await downstream.stats()).received;
-    const vacuumPasses: VacuumPass[] = [];
+    const upkeepPasses: UpkeepPass[] = [];
     const windows: SoakWindow[] = [];
     let windowAt = 0;
     let windowWallAt = 0;
     const readPasses = () => {
-      const found = log.read().flatMap((line) => vacuumPassOf(line, windowWallAt));
-      vacuumPasses.push(...found);
+      const found = log.read().flatMap((line) => upkeepPassOf(line, windowWallAt));
+      upkeepPasses.push(...found);
       return found;
     };
     // Progress arrives as an event; the figures it needs are read without holding the generator's messages.
@@ -56,6 +56,10 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
         onProgress: (p) => {
           pending = pending.then(async () => {
             const passes = readPasses().filter((pass) => pass.atSeconds >= 0);
+            const scrapeStarted = performance.now();
+            const scraped = await (await fetch(`${gateway.url}/metrics`)).text();
+            const scrapeMs = performance.now() - scrapeStarted;
+            const stall = /^oncehook_process_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(scraped);
             const window: SoakWindow = {
               atSeconds: p.elapsedMs / 1000,
               perSecond: p.perSecond,
@@ -65,8 +69,10 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
               rssBytes: rss.samples.at(-1)?.rssBytes ?? null,
               dataBytes: bytesUnder(dataDir),
               forwarded: (await downstream.stats()).received - before,
-              vacuumPasses: passes.length,
-              longestVacuumMs: passes.length ? Math.max(...passes.map((pass) => pass.totalMs)) : null,
+              upkeepPasses: passes.length,
+              longestStepMs: passes.length ? Math.max(...passes.flatMap((pass) => Object.values(pass.ms))) : null,
+              scrapeMs,
+              loopStallMs: stall ? Number(stall[1]) * 1000 : null,
             };
             windows.push(window);
             ctx.say(windowLine(progressLine(p), window));
@@ -84,18 +90,17 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
       peakRssBytes: rss.stop(),
       decisionsAsExpected: decidedAsSent(load),
       windows,
-      vacuumPasses: vacuumPasses.filter((pass) => pass.atSeconds >= 0),
+      upkeepPasses: upkeepPasses.filter((pass) => pass.atSeconds >= 0),
       dataBytes: bytesUnder(dataDir),
       ...forwarded,
     };
   });
 }
 
-function vacuumPassOf(line: string, windowWallAt: number): VacuumPass[] {
-  if (!line.includes(VACUUM_MESSAGE)) return [];
+function upkeepPassOf(line: string, windowWallAt: number): UpkeepPass[] {
+  if (!line.includes(UPKEEP_MESSAGE)) return [];
   const entry = JSON.parse(line) as { time: number; ms: Record<string, number> };
-  const totalMs = Object.values(entry.ms).reduce((a, b) => a + b, 0);
-  return [{ atSeconds: (entry.time - windowWallAt) / 1000, ms: entry.ms, totalMs }];
+  return [{ atSeconds: (entry.time - windowWallAt) / 1000, ms: entry.ms }];
 }
 
 function bytesUnder(dir: string): number {
@@ -109,6 +114,6 @@ function bytesUnder(dir: string): number {
 const mib = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 
 function windowLine(progress: string, w: SoakWindow): string {
-  const vacuum = w.vacuumPasses ? `${w.vacuumPasses} passes, longest ${w.longestVacuumMs} ms` : 'no pass';
-  return `${progress}  max ${Number.isFinite(w.maxMs) ? w.maxMs.toFixed(0) : 'n/a'} ms  rss ${mib(w.rssBytes)}  data ${mib(w.dataBytes)}  forwarded ${w.forwarded.toLocaleString('en-US')}  vacuum ${vacuum}`;
+  const upkeep = w.upkeepPasses ? `${w.upkeepPasses} passes, longest step ${w.longestStepMs} ms` : 'no pass';
+  return `${progress}  max ${Number.isFinite(w.maxMs) ? w.maxMs.toFixed(0) : 'n/a'} ms  rss ${mib(w.rssBytes)}  data ${mib(w.dataBytes)}  forwarded ${w.forwarded.toLocaleString('en-US')}  upkeep ${upkeep}  /metrics ${w.scrapeMs.toFixed(0)} ms  loop stall ${w.loopStallMs === null ? 'n/a' : `${w.loopStallMs.toFixed(0)} ms`}`;
 }

@@ -68,8 +68,8 @@ describe('bench report', () => {
     expect(phases('--only', 'ingest', '--soak')).toEqual(['ingest', 'soak']);
   });
 
-  it("prints the embedded soak's vacuum passes of the first and the last fifth, so their growth shows", () => {
-    const pass = (atSeconds: number, totalMs: number) => ({ atSeconds, ms: { tasks: totalMs }, totalMs });
+  it("prints the embedded soak's upkeep passes of the first and the last fifth, so their growth shows", () => {
+    const pass = (atSeconds: number, tasks: number) => ({ atSeconds, ms: { tasks, checkpoint: tasks / 4 } });
     const results: Results = {
       'embedded-soak': {
         load: load(40),
@@ -81,15 +81,16 @@ describe('bench report', () => {
         finalRssBytes: 378 * 2 ** 20,
         growth: 0.05,
         windows: [],
-        vacuumPasses: [pass(30, 40), pass(60, 60), pass(120, 300), pass(570, 900), pass(600, 700)],
+        upkeepPasses: [pass(30, 40), pass(60, 60), pass(120, 300), pass(570, 900), pass(600, 700)],
         dataBytes: 512 * 2 ** 20,
         forwardedDuringLoad: 900,
         drainAfterMs: 0,
       },
     };
     const report = renderReport(env, parseOptions(['node', 'bench', '--embedded-soak-seconds', '600']), results);
-    expect(report).toContain('embedded soak (600 s at 250/s)  longest vacuum pass 900 ms');
-    expect(report).toContain('vacuum passes: 5; in the first fifth median 40 ms, longest 60 ms; in the last fifth median 700 ms, longest 900 ms');
+    expect(report).toContain('embedded soak (600 s at 250/s)  longest upkeep step 900 ms');
+    expect(report).toContain("upkeep passes: 5; each step's median/longest ms in the first fifth: tasks 40/60, checkpoint 10/15");
+    expect(report).toContain('in the last fifth: tasks 700/900, checkpoint 175/225');
     expect(report).toContain('900 tasks; data directory 512 MiB at the end');
   });
 });
