@@ -22,8 +22,7 @@ const BREATH_MS = 100;
  * every pass (PostgreSQL's autovacuum waits for a fifth of the table to be dead, which on a soak doubled the
  * longest pause for the same work); a table only inserted into, every 10,000 new rows, so its pages are marked
  * all-visible and its rows frozen a slice at a time; and any table whose oldest unfrozen transaction ID is 200
- * million old, whatever else, so the database never nears transaction ID wraparound. An idle gateway vacuums
- * nothing.
+ * million old, whatever else, so the database never nears transaction ID wraparound.
  */
 async function tablesDue(store: Store): Promise<string[]> {
   // This session's counts reach the statistics at a transaction's end, at most once a second unless forced.
@@ -48,8 +47,8 @@ async function tablesDue(store: Store): Promise<string[]> {
  * max_wal_size — by about 100 MB a minute at 250 deliveries a second, and a restart after a crash replayed all
  * of it (10 s after 13 minutes). So every 30 seconds this vacuums the tables that are due and then
  * checkpoints, one statement at a time with a breath between: each holds the process while it runs, and each
- * is logged and measured so an operator sees the pauses grow with the tables. On PostgreSQL the server does
- * both, and nothing is started.
+ * is logged and measured so an operator sees the pauses grow with the tables. An idle gateway does neither.
+ * On PostgreSQL the server does both, and nothing is started.
  */
 export function startEmbeddedUpkeep(store: Store, logger: Logger, metrics: Metrics, options: UpkeepOptions = {}) {
   if (store.kind !== 'pglite') return null;
@@ -65,14 +64,20 @@ export function startEmbeddedUpkeep(store: Store, logger: Logger, metrics: Metri
     await new Promise((resolve) => setTimeout(resolve, BREATH_MS));
   }
 
+  // Where the log ended after this process's last checkpoint: while it stays there, an idle gateway has
+  // nothing to checkpoint, and a forced checkpoint would still write and flush a record every pass.
+  let checkpointedAt: string | null = null;
+  const logEnd = async () => (await rowsOf<{ lsn: string }>(store.db, sql`select pg_current_wal_insert_lsn()::text as lsn`))[0]!.lsn;
+
   async function pass(): Promise<void> {
     const ms: Record<string, number> = {};
     for (const table of await tablesDue(store)) {
       if (stopped) return;
       await step(table, `vacuum ${table}`, ms);
     }
-    if (stopped) return;
+    if (stopped || (await logEnd()) === checkpointedAt) return;
     await step('checkpoint', 'checkpoint', ms);
+    checkpointedAt = await logEnd();
     logger.info({ ms }, 'embedded database upkeep');
   }
 

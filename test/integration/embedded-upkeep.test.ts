@@ -38,7 +38,7 @@ async function stepsRun(metrics: Metrics): Promise<Record<string, number>> {
 
 
 describe('embedded database upkeep', () => {
-  it('on PGlite vacuums the tables that are due and checkpoints the log; on PostgreSQL leaves both to the server', async () => {
+  it('on PGlite vacuums the tables that are due and checkpoints the log, and does nothing when idle; on PostgreSQL leaves both to the server', async () => {
     const metrics = createMetrics();
     const upkeep = startEmbeddedUpkeep(t.store, createLogger('silent'), metrics, { intervalMs: 3_600_000 });
     if (engine() === 'postgres') {
@@ -66,6 +66,12 @@ describe('embedded database upkeep', () => {
       expect((await tableStats('upkeep_probe')).insertedSinceVacuum).toBe(10001);
       await upkeep!.runOnce();
       expect((await tableStats('upkeep_probe')).insertedSinceVacuum).toBe(0);
+      expect(await stepsRun(metrics)).toEqual({ 'public.tasks': 1, 'public.upkeep_probe': 1, checkpoint: 2 });
+
+      // Nothing written since: an idle gateway neither vacuums nor checkpoints.
+      const redoIdle = await redoPoint();
+      await upkeep!.runOnce();
+      expect(await redoPoint()).toBe(redoIdle);
       expect(await stepsRun(metrics)).toEqual({ 'public.tasks': 1, 'public.upkeep_probe': 1, checkpoint: 2 });
     } finally {
       await upkeep?.stop();
