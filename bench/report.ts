@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { LatencySummary } from './histogram.ts';
 import type { BenchOptions } from './options.ts';
 import type { CpuShares } from './proc.ts';
-import type { DrainResult, IdleLatency, Results } from './phases/context.ts';
+import { longestStepMs, type DrainResult, type IdleLatency, type Results } from './phases/context.ts';
 import { median } from './phases/rss-drift.ts';
 
 export interface Environment {
@@ -42,7 +42,7 @@ export function ratios(r: Results): Ratio[] {
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
-const mib = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
+export const mib = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 const pct = (share: number | null | undefined) => (share === null || share === undefined ? 'n/a' : `${(share * 100).toFixed(0)} %`);
 const lat = (l: LatencySummary | null, withTail = false) =>
   l ? `p50 ${ms(l.p50)} ms  p99 ${ms(l.p99)} ms${withTail ? `  p99.9 ${ms(l.p999)} ms  max ${ms(l.max)} ms` : ''}` : '';
@@ -157,8 +157,8 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       const steps = [...new Set(ps.flatMap((p) => Object.keys(p.ms)))];
       return steps.map((step) => `${step} ${int(median(ps.map((p) => p.ms[step] ?? 0)))}/${int(Math.max(...ps.map((p) => p.ms[step] ?? 0)))}`).join(', ');
     };
-    const longestStep = passes.length ? `${int(Math.max(...passes.flatMap((p) => Object.values(p.ms))))} ms` : 'n/a';
-    rows.push([`embedded soak (${o.embeddedSoakSeconds} s at ${int(es.ratePerSecond)}/s)`, `longest upkeep step ${longestStep}`, [
+    const longest = longestStepMs(passes);
+    rows.push([`embedded soak (${o.embeddedSoakSeconds} s at ${int(es.ratePerSecond)}/s)`, `longest upkeep step ${longest === null ? 'n/a' : `${int(longest)} ms`}`, [
       `${int(es.load.perSecond)} answered/s, ack (from when each was due) ${lat(es.load.latencyMs, true)}`,
       `errors ${es.load.errors}; decisions as expected: ${es.decisionsAsExpected ? 'yes' : 'NO'} ${JSON.stringify(es.load.decisions)}`,
       `upkeep passes: ${passes.length}; each step's median/longest ms in the first fifth: ${spread(fifth(0, 0.2))}`,

@@ -116,6 +116,11 @@ export interface UpkeepPass {
   ms: Record<string, number>;
 }
 
+/** The longest single step of these passes (null for none): what a delivery arriving during it waited. */
+export function longestStepMs(passes: UpkeepPass[]): number | null {
+  return passes.length ? Math.max(...passes.flatMap((pass) => Object.values(pass.ms))) : null;
+}
+
 /** A progress window of the embedded soak. */
 export interface SoakWindow {
   atSeconds: number;

@@ -1,16 +1,17 @@
 /**
  * `npm start`'s deployment held for a long while at a sender's steady rate (`--embedded-soak-rate`), not at
  * its ceiling: what a small shop's gateway meets over hours. PGlite has neither autovacuum nor a checkpointer,
- * so every 30 seconds the gateway vacuums its updated tables and checkpoints, and each pass holds the process —
- * nothing is answered meanwhile — for a time that grows with the tables. This phase shows how the passes, the
+ * so every 30 seconds the gateway vacuums the tables that changed and checkpoints, and each step holds the
+ * process — nothing is answered meanwhile — for a time that grows with the tables. This phase shows how the passes, the
  * ack latency, the memory and the data directory move as the tables fill.
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogTail } from '../log-tail.ts';
+import { mib } from '../report.ts';
 import { runLoad } from '../load/run.ts';
 import { RssSampler } from '../proc.ts';
-import { progressLine, type Context, type EmbeddedSoakResult, type SoakWindow, type UpkeepPass } from './context.ts';
+import { longestStepMs, progressLine, type Context, type EmbeddedSoakResult, type SoakWindow, type UpkeepPass } from './context.ts';
 import { awaitForwarded, withEmbeddedGateway } from './embedded-world.ts';
 import { closedLoop, decidedAsSent } from './load-spec.ts';
 import { rssDrift } from './rss-drift.ts';
@@ -70,7 +71,7 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
               dataBytes: bytesUnder(dataDir),
               forwarded: (await downstream.stats()).received - before,
               upkeepPasses: passes.length,
-              longestStepMs: passes.length ? Math.max(...passes.flatMap((pass) => Object.values(pass.ms))) : null,
+              longestStepMs: longestStepMs(passes),
               scrapeMs,
               loopStallMs: stall ? Number(stall[1]) * 1000 : null,
             };
@@ -110,8 +111,6 @@ function bytesUnder(dir: string): number {
   }
   return bytes;
 }
-
-const mib = (bytes: number | null) => (bytes === null ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
 
 function windowLine(progress: string, w: SoakWindow): string {
   const upkeep = w.upkeepPasses ? `${w.upkeepPasses} passes, longest step ${w.longestStepMs} ms` : 'no pass';
