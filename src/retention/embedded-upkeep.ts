@@ -56,12 +56,12 @@ export function startEmbeddedUpkeep(store: Store, logger: Logger, metrics: Metri
   let stopped = false;
 
   async function step(name: string, statement: string, ms: Record<string, number>): Promise<void> {
+    if (Object.keys(ms).length > 0) await new Promise((resolve) => setTimeout(resolve, BREATH_MS));
     const started = performance.now();
     await store.db.execute(sql.raw(statement));
     const seconds = (performance.now() - started) / 1000;
     metrics.upkeepSeconds.observe({ step: name }, seconds);
     ms[name] = Math.round(seconds * 1000);
-    await new Promise((resolve) => setTimeout(resolve, BREATH_MS));
   }
 
   // Where the log ended after this process's last checkpoint: while it stays there, an idle gateway has
