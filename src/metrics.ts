@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from './store/connect.ts';
-import { isUnresolved, needsAttention, summarize, taskStates, type StateCount } from './store/queries/stats.ts';
+import { isUnresolved, needsAttention, summarize, type StateCount } from './store/queries/stats.ts';
+import { taskTally } from './store/queries/task-tally.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
 export function createMetrics() {
@@ -64,14 +65,16 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 /**
  * Figures read from the database on each scrape, so every instance reports the same truth whoever did the
- * work. One grouped count over tasks_state_idx serves all of them; a scrape while the database is down
- * reports nothing for them rather than stale numbers (absence is what alerts on `absent()` look for).
+ * work. One task tally serves all of them, in time that follows the tasks in flight rather than all tasks
+ * ever; a scrape while the database is down reports nothing for them rather than stale numbers (absence is
+ * what alerts on `absent()` look for).
  */
 export function observeStore(metrics: Metrics, db: Db): void {
+  const tally = taskTally(db);
   let scrape: { at: number; states: Promise<StateCount[] | null> } | null = null;
   const states = () => {
     if (!scrape || performance.now() - scrape.at > 1000) {
-      scrape = { at: performance.now(), states: taskStates(db).catch(() => null) };
+      scrape = { at: performance.now(), states: tally().catch(() => null) };
     }
     return scrape.states;
   };

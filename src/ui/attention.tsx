@@ -15,7 +15,7 @@ const query = z.strictObject({ state: z.enum(NEEDS_ATTENTION as [string, ...stri
 export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
   const q = readQuery(c, query);
   const states = q.state ? [q.state] : NEEDS_ATTENTION;
-  const [list, counts] = await Promise.all([listTasks(deps.store.db, { states }, pageOf(q)), taskStates(deps.store.db)]);
+  const [list, counts] = await Promise.all([listTasks(deps.store.db, { states }, pageOf(q)), taskStates(deps.store.db, NEEDS_ATTENTION)]);
   const count = (state: string) => counts.find((s) => s.state === state)?.count ?? 0;
   const oldest = (state: string) => counts.find((s) => s.state === state)?.oldestAgeSeconds ?? null;
   const total = NEEDS_ATTENTION.reduce((n, s) => n + count(s), 0);

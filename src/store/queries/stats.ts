@@ -32,13 +32,16 @@ export interface Stats {
   pausedDestinations: number;
 }
 
-/** Tasks by state with the age of the oldest: one index-only pass over tasks_state_idx. */
-export async function taskStates(db: Db): Promise<StateCount[]> {
+/**
+ * Tasks by state with the age of the oldest: one index-only pass over tasks_state_idx, over the states
+ * named (a range of the index each) or over all tasks.
+ */
+export async function taskStates(db: Db, among?: readonly string[]): Promise<StateCount[]> {
   const rows = await rowsOf<StateCount>(
     db,
     sql`select state, count(*)::int as count,
           extract(epoch from now() - min(created_at))::float8 as "oldestAgeSeconds"
-        from tasks group by state order by state`,
+        from tasks ${among ? sql`where state in ${inList(among)}` : sql``} group by state order by state`,
   );
   return rows;
 }
