@@ -1,5 +1,6 @@
 import { forkTs, nextMessage } from '../children.ts';
 import type { Cleanup } from '../cleanup.ts';
+import { CpuWatch, type CpuShares } from '../proc.ts';
 import type { LoadMessage, LoadResult, LoadSpec } from './protocol.ts';
 
 const GENERATOR = new URL('./generator.ts', import.meta.url);
@@ -33,4 +34,17 @@ export async function runLoad(spec: LoadSpec, cleanup: Cleanup, hooks: LoadHooks
     generator.process.off('message', listener);
     await generator.stop();
   }
+}
+
+/** A load whose measured window also times the CPU of `pids` (and of PostgreSQL and the machine). */
+export async function watchedLoad(
+  spec: LoadSpec,
+  cleanup: Cleanup,
+  pids: Record<string, number>,
+  hooks: Pick<LoadHooks, 'onProgress'> = {},
+): Promise<{ load: LoadResult; cpu: CpuShares | null }> {
+  const watch = new CpuWatch(pids);
+  let cpu: CpuShares | null = null;
+  const load = await runLoad(spec, cleanup, { ...hooks, onWindow: (edge) => (edge === 'start' ? watch.start() : (cpu = watch.stop())) });
+  return { load, cpu };
 }

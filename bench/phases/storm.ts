@@ -2,8 +2,8 @@
  * The duplicate storm: one delivery sent `stormSize` times at once, as a sender's retries pile up after an
  * outage. Exactly one may be accepted; the rest wait on that one's commit and must answer as duplicates.
  */
-import { runLoad } from '../load/run.ts';
-import { CpuWatch, RssSampler, type CpuShares } from '../proc.ts';
+import { runLoad, watchedLoad } from '../load/run.ts';
+import { RssSampler } from '../proc.ts';
 import type { Context, StormResult } from './context.ts';
 import { closedLoop } from './load-spec.ts';
 import { withSession } from './session.ts';
@@ -17,14 +17,12 @@ export async function runStorm(ctx: Context): Promise<StormResult> {
       ctx.cleanup,
     );
     const rss = new RssSampler(gateway.child.pid, 100);
-    const watch = new CpuWatch({ gateway: gateway.child.pid });
-    let cpu: CpuShares | null = null;
     const runId = `storm-${process.pid}-${Date.now().toString(36)}`;
     ctx.say(`${ctx.options.stormSize} identical deliveries at once…`);
-    const load = await runLoad(
+    const { load, cpu } = await watchedLoad(
       { kind: 'burst', label: 'storm', origin: gateway.url, path: '/in/shop', count: ctx.options.stormSize, bodyBytes: ctx.options.bodyBytes, runId },
       ctx.cleanup,
-      { onWindow: (edge) => (edge === 'start' ? watch.start() : (cpu = watch.stop())) },
+      { gateway: gateway.child.pid },
     );
     const peakRssBytes = rss.stop();
     // The burst's one delivery is the first a DeliveryMaker with this run ID makes: event `${runId}-0`.
