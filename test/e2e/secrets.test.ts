@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,9 @@ describe('secrets stay out of the database and the logs', () => {
 
     const dump = execFileSync('pg_dump', ['--data-only', database.url!], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     expect(dump).toContain('e-secret-0');
+    // Log lines are written after the answers they describe: read them once the process has ended.
+    await gateway.stop();
+    if (!gateway.child.stdout!.readableEnded) await once(gateway.child.stdout!, 'end');
     const logs = gateway.output();
     expect(logs).toContain('delivery recorded');
     for (const needle of [SENDER_SECRET, OLD_SECRET, ADMIN_TOKEN, 'wrong-token', ...signatures]) {
