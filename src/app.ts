@@ -34,7 +34,7 @@ export type Role = 'web' | 'worker' | 'all';
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId(), requestLog(deps.logger));
-  observeStore(deps.metrics, deps.store.db);
+  observeStore(deps.metrics, deps.store);
   if (deps.role !== 'worker') {
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
     const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens };

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Db } from './store/connect.ts';
+import type { Store } from './store/connect.ts';
 import { isUnresolved, needsAttention, summarize, type StateCount } from './store/queries/stats.ts';
 import { taskTally } from './store/queries/task-tally.ts';
 
@@ -69,8 +69,8 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * ever; a scrape while the database is down reports nothing for them rather than stale numbers (absence is
  * what alerts on `absent()` look for).
  */
-export function observeStore(metrics: Metrics, db: Db): void {
-  const tally = taskTally(db);
+export function observeStore(metrics: Metrics, store: Store): void {
+  const tally = taskTally(store.db);
   let scrape: { at: number; states: Promise<StateCount[] | null> } | null = null;
   const states = () => {
     if (!scrape || performance.now() - scrape.at > 1000) {
@@ -104,4 +104,19 @@ export function observeStore(metrics: Metrics, db: Db): void {
   gauge('oncehook_tasks_needing_attention_oldest_seconds', 'Age of the oldest task waiting for a person (0 when none)', (all, set) =>
     set(summarize(all, needsAttention).oldestAgeSeconds ?? 0),
   );
+  const syncs = store.diskSyncs;
+  if (syncs) {
+    const total = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [metrics.registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    total('oncehook_embedded_disk_syncs_total', 'Embedded PGlite only: flushes to disk, one per commit and more at a checkpoint', () => syncs.count);
+    total('oncehook_embedded_disk_sync_seconds_total', 'Embedded PGlite only: time the process spent waiting for them', () => syncs.seconds);
+  }
 }

@@ -4,6 +4,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { openDurablePglite, type DiskSyncs } from './durable-pglite.ts';
 import { preparing } from './prepared.ts';
 import * as schema from './schema.ts';
 
@@ -16,6 +17,8 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export interface Store {
   readonly kind: 'postgres' | 'pglite';
   readonly db: Db;
+  /** Embedded PGlite on disk: its flushes to disk so far (PostgreSQL's own are its business). */
+  readonly diskSyncs: DiskSyncs | null;
   /** Calls `onNotify` for every NOTIFY on `channel`; `onSubscribe` after every (re)subscription. */
   listen(channel: string, onNotify: () => void, onSubscribe: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -53,6 +56,7 @@ function openPostgres(url: string, max: number): Store {
   return {
     kind: 'postgres',
     db,
+    diskSyncs: null,
     async listen(channel, onNotify, onSubscribe) {
       const { unlisten } = await client.listen(channel, onNotify, onSubscribe);
       return unlisten;
@@ -64,12 +68,19 @@ function openPostgres(url: string, max: number): Store {
 }
 
 async function openPglite(dataDir: string | undefined): Promise<Store> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir ? { dataDir } : {});
+  let client: PGlite;
+  let diskSyncs: DiskSyncs | null = null;
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    ({ client, syncs: diskSyncs } = await openDurablePglite(dataDir));
+  } else {
+    client = await PGlite.create({});
+  }
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',
     db,
+    diskSyncs,
     async listen(channel, onNotify, onSubscribe) {
       const unlisten = await client.listen(channel, onNotify);
       // In-process: the subscription never drops, so one catch-up fetch is all a worker needs.

@@ -4,7 +4,7 @@ import { GroupCommit } from '../../../src/store/group-commit.ts';
 
 /** A store of the given kind whose database is never touched: the write below only records the batches. */
 function storeOf(kind: Store['kind']): Store {
-  return { kind, db: {} as Store['db'], listen: async () => async () => {}, close: async () => {} };
+  return { kind, db: {} as Store['db'], diskSyncs: null, listen: async () => async () => {}, close: async () => {} };
 }
 
 async function batchesFor(kind: Store['kind'], items: number): Promise<number[]> {

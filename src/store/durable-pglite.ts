@@ -1,0 +1,65 @@
+import { fsyncSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { NodeFS } from '@electric-sql/pglite/nodefs';
+
+/** How often, and for how long, the embedded database waited for the disk. */
+export interface DiskSyncs {
+  count: number;
+  seconds: number;
+}
+
+interface EmscriptenStream {
+  /** The host's file descriptor: set for regular files only. */
+  nfd?: number;
+}
+
+interface NodeFsModule {
+  NODEFS: { stream_ops: { fsync?: (stream: EmscriptenStream) => number } };
+}
+
+/**
+ * PGlite as shipped neither asks for nor could get a flush to disk: it starts PostgreSQL with `-F` (fsync
+ * off), and the Node filesystem it runs on answers fsync and fdatasync without calling the host. A commit
+ * is then in the operating system's cache only — it survives the process being killed, not the machine
+ * losing power or crashing. oncehook answers 200 only for what is durable, so its embedded database runs
+ * PostgreSQL with fsync on and `wal_sync_method = fsync` (fdatasync has no hook to attach to), on a
+ * filesystem whose fsync reaches the host's file. Each call blocks the process for the disk's flush: a few
+ * hundred microseconds on an SSD, once per commit, as PostgreSQL's own would. No directory flush arrives
+ * here (measured: none through log switches and checkpoints); a journaling filesystem such as ext4 commits
+ * a new or renamed log segment's directory entry with the next flush of any file.
+ */
+class DurableNodeFS extends NodeFS {
+  constructor(
+    dataDir: string,
+    private readonly syncs: DiskSyncs,
+  ) {
+    super(dataDir);
+  }
+
+  override async init(pg: PGlite, opts: Parameters<NodeFS['init']>[1]) {
+    const { emscriptenOpts } = await super.init(pg, opts);
+    const syncs = this.syncs;
+    const attach = (mod: unknown) => {
+      const { NODEFS } = mod as NodeFsModule;
+      NODEFS.stream_ops.fsync = (stream) => {
+        if (stream.nfd === undefined) return 0;
+        const started = performance.now();
+        fsyncSync(stream.nfd);
+        syncs.count++;
+        syncs.seconds += (performance.now() - started) / 1000;
+        return 0;
+      };
+    };
+    return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), attach] } };
+  }
+}
+
+/** PGlite's own start parameters, with fsync on and the log flushed by fsync. */
+const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+
+/** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return. */
+export async function openDurablePglite(dataDir: string): Promise<{ client: PGlite; syncs: DiskSyncs }> {
+  const syncs: DiskSyncs = { count: 0, seconds: 0 };
+  const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START });
+  return { client, syncs };
+}

@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createMetrics, observeStore } from '../../src/metrics.ts';
+import { recordDeliveries } from '../../src/store/atomic.ts';
+import { openStore } from '../../src/store/connect.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { rowsOf } from '../../src/store/rows.ts';
+import { engine, freshStore } from '../support/engine.ts';
+import { shopReceipt } from '../support/receipts.ts';
+
+describe('commits are on disk when they return', () => {
+  it('on PGlite on disk each commit flushes to the host before it returns; PostgreSQL flushes its own', async () => {
+    if (engine() === 'postgres') {
+      const t = await freshStore();
+      try {
+        expect(t.store.diskSyncs).toBeNull();
+      } finally {
+        await t.close();
+      }
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'oncehook-durable-'));
+    try {
+      let store = await openStore({ dataDir: dir });
+      await migrate(store, undefined);
+      const [settings] = await rowsOf<{ fsync: string; method: string }>(
+        store.db,
+        sql`select current_setting('fsync') as fsync, current_setting('wal_sync_method') as method`,
+      );
+      expect(settings).toEqual({ fsync: 'on', method: 'fsync' });
+
+      const before = store.diskSyncs!.count;
+      for (let i = 0; i < 20; i++) await recordDeliveries(store.db, [shopReceipt(`durable-d${i}`, `durable-e${i}`)]);
+      expect(store.diskSyncs!.count - before).toBeGreaterThanOrEqual(20);
+
+      const metrics = createMetrics();
+      observeStore(metrics, store);
+      const text = await metrics.registry.metrics();
+      expect(text).toMatch(new RegExp(`^oncehook_embedded_disk_syncs_total ${store.diskSyncs!.count}$`, 'm'));
+      expect(text).toMatch(/^oncehook_embedded_disk_sync_seconds_total [\d.e-]+$/m);
+
+      await store.close();
+      store = await openStore({ dataDir: dir });
+      const [row] = await rowsOf<{ n: number }>(store.db, sql`select count(*)::int as n from deliveries`);
+      expect(row!.n).toBe(20);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  if (engine() === 'pglite') it('keeps an in-memory PGlite (tests only) as it is: nothing to flush', async () => {
+    const store = await openStore({});
+    try {
+      expect(store.diskSyncs).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+});
