@@ -1,4 +1,5 @@
-import { fsyncSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 
@@ -57,9 +58,34 @@ class DurableNodeFS extends NodeFS {
 /** PGlite's own start parameters, with fsync on and the log flushed by fsync. */
 const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
 
+/** Flushes every file and directory under `path`, the directories after what they hold. */
+function flushTree(path: string, syncs: DiskSyncs): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    if (entry.isDirectory()) flushTree(join(path, entry.name), syncs);
+    else if (entry.isFile()) flushPath(join(path, entry.name), syncs);
+  }
+  flushPath(path, syncs);
+}
+
+function flushPath(path: string, syncs: DiskSyncs): void {
+  const started = performance.now();
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  syncs.count++;
+  syncs.seconds += (performance.now() - started) / 1000;
+}
+
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return. */
 export async function openDurablePglite(dataDir: string): Promise<{ client: PGlite; syncs: DiskSyncs }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0 };
+  const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
   const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START });
+  // A new directory is written by PGlite's initdb, copied in file by file with no flush: flush it once,
+  // before anything is stored in it.
+  if (fresh) flushTree(dataDir, syncs);
   return { client, syncs };
 }
