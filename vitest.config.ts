@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
  * embedded PGlite, switched by ONCEHOOK_TEST_DB. Unit tests run once; e2e tests start real processes and pick
  * their engine per test.
  */
+// The integration files share their worker's modules (`isolate: false`): each file already makes its own
+// database, and loading PGlite's WebAssembly afresh for every file was most of the PGlite project's time
+// (142 s → 90 s; PostgreSQL's 55 s → 42 s).
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -16,6 +19,7 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: ['test/integration/**/*.test.ts'],
+          isolate: false,
           env: { ONCEHOOK_TEST_DB: 'postgres' },
         },
       },
@@ -26,6 +30,7 @@ export default defineConfig({
         test: {
           name: 'pglite',
           include: ['test/integration/**/*.test.ts'],
+          isolate: false,
           env: { ONCEHOOK_TEST_DB: 'pglite' },
         },
       },
