@@ -84,7 +84,8 @@ export async function purgeWaiting(db: Db, ids: string[], retentionMs: number): 
  * Moves a source's `from` as far as it may go after a round: to the retention cutoff, but never past a
  * finished task still holding its body (a row the round skipped as locked) nor past the start of any
  * transaction still running here, which may yet commit a task created then; nor back, when retention grew
- * or such a transaction began before it. The unfinished tasks it passes join `waiting`. One statement: the bound and what it passes are read from one snapshot.
+ * or such a transaction began before it. The unfinished tasks it passes join `waiting`. One statement: the
+ * bound and what it passes are read from one snapshot.
  */
 export async function advancePurge(db: Db, source: string, retentionMs: number, progress: PurgeProgress): Promise<PurgeProgress> {
   const [row] = await rowsOf<{ from: string; passed: string }>(
