@@ -140,6 +140,9 @@ export interface SoakWindow {
   scrapeMs: number;
   /** The gateway's longest event-loop stall since the previous scrape, as its own metrics report it. */
   loopStallMs: number | null;
+  /** PGlite's flushes to disk since the previous window, a second, and how long each held the process. */
+  flushesPerSecond: number | null;
+  flushMs: number | null;
 }
 
 /** `npm start`'s deployment held at a sender's steady rate for a long while: what the upkeep's pauses grow to. */

@@ -36,6 +36,7 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
     };
     // Progress arrives as an event; the figures it needs are read without holding the generator's messages.
     let pending = Promise.resolve();
+    let lastFlushed: DiskFlushes | null = null;
     const load = await runLoad(
       closedLoop(ctx, { label: 'embedded-soak', origin: gateway.url }, {
         ratePerSecond,
@@ -52,6 +53,9 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
             windowAt = rss.samples.at(-1)!.atSeconds;
             windowWallAt = Date.now();
             readPasses();
+            pending = pending.then(async () => {
+              lastFlushed = diskFlushes(await (await fetch(`${gateway.url}/metrics`)).text(), 0);
+            });
           }
         },
         onProgress: (p) => {
@@ -61,8 +65,11 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
             const scraped = await (await fetch(`${gateway.url}/metrics`)).text();
             const scrapeMs = performance.now() - scrapeStarted;
             const stall = /^oncehook_process_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(scraped);
+            const atSeconds = p.elapsedMs / 1000;
+            const flushed = diskFlushes(scraped, atSeconds);
+            const sinceLast = flushed && lastFlushed ? flushed.count - lastFlushed.count : null;
             const window: SoakWindow = {
-              atSeconds: p.elapsedMs / 1000,
+              atSeconds,
               perSecond: p.perSecond,
               p99Ms: p.p99Ms,
               maxMs: p.maxMs,
@@ -74,7 +81,10 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
               longestStepMs: longestStepMs(passes),
               scrapeMs,
               loopStallMs: stall ? Number(stall[1]) * 1000 : null,
+              flushesPerSecond: sinceLast === null ? null : sinceLast / (atSeconds - lastFlushed!.atSeconds),
+              flushMs: sinceLast ? ((flushed!.seconds - lastFlushed!.seconds) * 1000) / sinceLast : null,
             };
+            lastFlushed = flushed;
             windows.push(window);
             ctx.say(windowLine(progressLine(p), window));
           });
@@ -112,7 +122,20 @@ function bytesUnder(dir: string): number {
   return bytes;
 }
 
+interface DiskFlushes {
+  count: number;
+  seconds: number;
+  atSeconds: number;
+}
+
+/** The gateway's running totals of PGlite's flushes to disk, as its /metrics reports them. */
+function diskFlushes(scraped: string, atSeconds: number): DiskFlushes | null {
+  const count = /^oncehook_embedded_disk_syncs_total (\S+)$/m.exec(scraped);
+  const seconds = /^oncehook_embedded_disk_sync_seconds_total (\S+)$/m.exec(scraped);
+  return count && seconds ? { count: Number(count[1]), seconds: Number(seconds[1]), atSeconds } : null;
+}
+
 function windowLine(progress: string, w: SoakWindow): string {
   const upkeep = w.upkeepPasses ? `${w.upkeepPasses} passes, longest step ${w.longestStepMs} ms` : 'no pass';
-  return `${progress}  max ${Number.isFinite(w.maxMs) ? w.maxMs.toFixed(0) : 'n/a'} ms  rss ${mib(w.rssBytes)}  data ${mib(w.dataBytes)}  forwarded ${w.forwarded.toLocaleString('en-US')}  upkeep ${upkeep}  /metrics ${w.scrapeMs.toFixed(0)} ms  loop stall ${w.loopStallMs === null ? 'n/a' : `${w.loopStallMs.toFixed(0)} ms`}`;
+  return `${progress}  max ${Number.isFinite(w.maxMs) ? w.maxMs.toFixed(0) : 'n/a'} ms  rss ${mib(w.rssBytes)}  data ${mib(w.dataBytes)}  forwarded ${w.forwarded.toLocaleString('en-US')}  upkeep ${upkeep}  /metrics ${w.scrapeMs.toFixed(0)} ms  loop stall ${w.loopStallMs === null ? 'n/a' : `${w.loopStallMs.toFixed(0)} ms`}  flushes ${w.flushesPerSecond === null ? 'n/a' : `${w.flushesPerSecond.toFixed(0)}/s`}${w.flushMs === null ? '' : `, ${w.flushMs.toFixed(2)} ms each`}`;
 }
