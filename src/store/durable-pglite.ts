@@ -9,6 +9,9 @@ export interface DiskSyncs {
   seconds: number;
 }
 
+/** The error number the WebAssembly side reads as EIO. */
+const WASI_EIO = 29;
+
 interface EmscriptenStream {
   /** The host's file descriptor: set for regular files only. */
   nfd?: number;
@@ -45,7 +48,12 @@ class DurableNodeFS extends NodeFS {
       NODEFS.stream_ops.fsync = (stream) => {
         if (stream.nfd === undefined) return 0;
         const started = performance.now();
-        fsyncSync(stream.nfd);
+        try {
+          fsyncSync(stream.nfd);
+        } catch {
+          // Answered as the errno it is, so PostgreSQL fails the commit (and stops) rather than report it done.
+          return WASI_EIO;
+        }
         syncs.count++;
         syncs.seconds += (performance.now() - started) / 1000;
         return 0;

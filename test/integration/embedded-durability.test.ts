@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -53,6 +54,25 @@ describe('commits are on disk when they return', () => {
       expect(row!.n).toBe(20);
       await store.close();
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  if (engine() === 'pglite') it('fails a commit whose flush fails instead of reporting it done', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'oncehook-durable-'));
+    const realFsync = fs.fsyncSync;
+    const store = await openStore({ dataDir: dir });
+    try {
+      await store.db.execute(sql`create table probe (x int)`);
+      fs.fsyncSync = () => {
+        throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+      };
+      syncBuiltinESMExports();
+      await expect(store.db.execute(sql`insert into probe values (1)`)).rejects.toThrow();
+    } finally {
+      fs.fsyncSync = realFsync;
+      syncBuiltinESMExports();
+      await store.close().catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     }
   });
