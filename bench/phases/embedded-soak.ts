@@ -37,6 +37,7 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
     // Progress arrives as an event; the figures it needs are read without holding the generator's messages.
     let pending = Promise.resolve();
     let lastFlushed: DiskFlushes | null = null;
+    const scrape = async () => (await fetch(`${gateway.url}/metrics`)).text();
     const load = await runLoad(
       closedLoop(ctx, { label: 'embedded-soak', origin: gateway.url }, {
         ratePerSecond,
@@ -54,7 +55,7 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
             windowWallAt = Date.now();
             readPasses();
             pending = pending.then(async () => {
-              lastFlushed = diskFlushes(await (await fetch(`${gateway.url}/metrics`)).text(), 0);
+              lastFlushed = diskFlushes(await scrape(), 0);
             });
           }
         },
@@ -62,9 +63,9 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
           pending = pending.then(async () => {
             const passes = readPasses().filter((pass) => pass.atSeconds >= 0);
             const scrapeStarted = performance.now();
-            const scraped = await (await fetch(`${gateway.url}/metrics`)).text();
+            const scraped = await scrape();
             const scrapeMs = performance.now() - scrapeStarted;
-            const stall = /^oncehook_process_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(scraped);
+            const stall = metricValue(scraped, 'oncehook_process_nodejs_eventloop_lag_max_seconds');
             const atSeconds = p.elapsedMs / 1000;
             const flushed = diskFlushes(scraped, atSeconds);
             const sinceLast = flushed && lastFlushed ? flushed.count - lastFlushed.count : null;
@@ -80,7 +81,7 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
               upkeepPasses: passes.length,
               longestStepMs: longestStepMs(passes),
               scrapeMs,
-              loopStallMs: stall ? Number(stall[1]) * 1000 : null,
+              loopStallMs: stall === null ? null : stall * 1000,
               flushesPerSecond: sinceLast === null ? null : sinceLast / (atSeconds - lastFlushed!.atSeconds),
               flushMs: sinceLast ? ((flushed!.seconds - lastFlushed!.seconds) * 1000) / sinceLast : null,
             };
@@ -128,11 +129,17 @@ interface DiskFlushes {
   atSeconds: number;
 }
 
+/** An unlabelled metric's value in a /metrics scrape, or null when the gateway does not report it. */
+function metricValue(scraped: string, name: string): number | null {
+  const line = new RegExp(`^${name} (\\S+)$`, 'm').exec(scraped);
+  return line ? Number(line[1]) : null;
+}
+
 /** The gateway's running totals of PGlite's flushes to disk, as its /metrics reports them. */
 function diskFlushes(scraped: string, atSeconds: number): DiskFlushes | null {
-  const count = /^oncehook_embedded_disk_syncs_total (\S+)$/m.exec(scraped);
-  const seconds = /^oncehook_embedded_disk_sync_seconds_total (\S+)$/m.exec(scraped);
-  return count && seconds ? { count: Number(count[1]), seconds: Number(seconds[1]), atSeconds } : null;
+  const count = metricValue(scraped, 'oncehook_embedded_disk_syncs_total');
+  const seconds = metricValue(scraped, 'oncehook_embedded_disk_sync_seconds_total');
+  return count !== null && seconds !== null ? { count, seconds, atSeconds } : null;
 }
 
 function windowLine(progress: string, w: SoakWindow): string {

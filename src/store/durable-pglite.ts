@@ -47,20 +47,25 @@ class DurableNodeFS extends NodeFS {
       const { NODEFS } = mod as NodeFsModule;
       NODEFS.stream_ops.fsync = (stream) => {
         if (stream.nfd === undefined) return 0;
-        const started = performance.now();
         try {
-          fsyncSync(stream.nfd);
+          flushFd(stream.nfd, syncs);
         } catch {
           // Answered as the errno it is, so PostgreSQL fails the commit (and stops) rather than report it done.
           return WASI_EIO;
         }
-        syncs.count++;
-        syncs.seconds += (performance.now() - started) / 1000;
         return 0;
       };
     };
     return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), attach] } };
   }
+}
+
+/** One flush to disk, counted and timed. */
+function flushFd(fd: number, syncs: DiskSyncs): void {
+  const started = performance.now();
+  fsyncSync(fd);
+  syncs.count++;
+  syncs.seconds += (performance.now() - started) / 1000;
 }
 
 /** PGlite's own start parameters, with fsync on and the log flushed by fsync. */
@@ -76,15 +81,12 @@ function flushTree(path: string, syncs: DiskSyncs): void {
 }
 
 function flushPath(path: string, syncs: DiskSyncs): void {
-  const started = performance.now();
   const fd = openSync(path, 'r');
   try {
-    fsyncSync(fd);
+    flushFd(fd, syncs);
   } finally {
     closeSync(fd);
   }
-  syncs.count++;
-  syncs.seconds += (performance.now() - started) / 1000;
 }
 
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return. */
