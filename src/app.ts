@@ -11,6 +11,8 @@ import { ingestRoutes } from './ingest/route.ts';
 import type { Logger } from './log.ts';
 import { observeStore, type Metrics } from './metrics.ts';
 import type { Store } from './store/connect.ts';
+import { statsReader } from './store/queries/stats.ts';
+import { taskTally } from './store/queries/task-tally.ts';
 import { uiRoutes } from './ui/routes.tsx';
 
 export interface AppDeps {
@@ -34,10 +36,12 @@ export type Role = 'web' | 'worker' | 'all';
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId(), requestLog(deps.logger));
-  observeStore(deps.metrics, deps.store);
+  // One task tally for /metrics and the stats views: each keeps counts it has read, so one is enough.
+  const tasks = taskTally(deps.store.db);
+  observeStore(deps.metrics, deps.store, tasks);
   if (deps.role !== 'worker') {
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
-    const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens };
+    const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens, stats: statsReader(deps.store.db, tasks) };
     app.route('/', ingestRoutes(deps));
     app.route('/', apiRoutes(admin));
     app.route('/ui', uiRoutes({ ...admin, logger: deps.logger }));

@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { AdminTokens } from '../api/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
+import type { Stats } from '../store/queries/stats.ts';
 
 /** What every dashboard handler knows: who is signed in, and the CSRF token its forms must carry. */
 export type UiEnv = { Variables: { actor: string; csrf: string } };
@@ -11,4 +12,6 @@ export interface UiDeps {
   config: Config;
   tokens: AdminTokens | null;
   logger: Logger;
+  /** The process's stats reader (its tallies count what arrived since the last view). */
+  stats: () => Promise<Stats>;
 }

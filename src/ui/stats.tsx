@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { stats } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration } from './format.tsx';
 import { page } from './layout.tsx';
@@ -49,7 +48,7 @@ function Tally({ rows, head }: { rows: [string, number][]; head: string }) {
 
 /** The figures of /api/stats, read from the database: the same in every instance. */
 export async function statsPage(c: Context<UiEnv>, deps: UiDeps) {
-  const s = await stats(deps.store.db);
+  const s = await deps.stats();
   const body = (
     <>
       <h1>Stats</h1>

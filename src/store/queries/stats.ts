@@ -1,9 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
-import { TASK_STATES } from '../decisions.ts';
+import { DECISIONS, TASK_STATES } from '../decisions.ts';
 import { NEEDS_ATTENTION } from '../operator-rules.ts';
 import { rowsOf } from '../rows.ts';
+import { deliveryTally } from './delivery-tally.ts';
 import { inList } from './task-filter.ts';
+import { taskTally } from './task-tally.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */
 const SETTLED = [TASK_STATES.succeeded, TASK_STATES.cancelled];
@@ -55,28 +57,33 @@ export function summarize(states: StateCount[], among: (state: string) => boolea
 export const isUnresolved = (state: string) => !(SETTLED as readonly string[]).includes(state);
 export const needsAttention = (state: string) => NEEDS_ATTENTION.includes(state as never);
 
-export async function stats(db: Db): Promise<Stats> {
-  const [[totals], decisions, attempts, tasks] = await Promise.all([
-    rowsOf<{ events: number; deliveries: number; paused: number }>(
-      db,
-      sql`select (select count(*)::int from event_keys) as events, (select count(*)::int from deliveries) as deliveries,
-            (select count(*)::int from destinations where paused_at is not null) as paused`,
-    ),
-    rowsOf<{ key: string; n: number }>(db, sql`select decision as key, count(*)::int as n from deliveries group by decision`),
-    rowsOf<{ key: string; n: number }>(db, sql`select coalesce(class, 'open') as key, count(*)::int as n from attempts group by 1`),
-    taskStates(db),
-  ]);
-  const tally = (rows: { key: string; n: number }[]) => Object.fromEntries(rows.map((row) => [row.key, row.n]));
-  return {
-    events: totals?.events ?? 0,
-    deliveries: totals?.deliveries ?? 0,
-    decisions: tally(decisions),
-    attempts: tally(attempts),
-    tasks,
-    confirmedEffects: tasks.find((s) => s.state === TASK_STATES.succeeded)?.count ?? 0,
-    unresolved: summarize(tasks, isUnresolved),
-    needsAttention: summarize(tasks, needsAttention),
-    pausedDestinations: totals?.paused ?? 0,
+/**
+ * The figures of `/api/stats` and the dashboard's stats page. Receipts and tasks are tallied by increments,
+ * so a view costs what arrived since the last one, not the history; one reader per process, its task tally
+ * shared with `/metrics`.
+ */
+export function statsReader(db: Db, tasks: () => Promise<StateCount[]> = taskTally(db)): () => Promise<Stats> {
+  const receipts = deliveryTally(db);
+  return async () => {
+    const [[paused], decisions, attempts, states] = await Promise.all([
+      rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),
+      receipts(),
+      rowsOf<{ key: string; n: number }>(db, sql`select coalesce(class, 'open') as key, count(*)::int as n from attempts group by 1`),
+      tasks(),
+    ]);
+    return {
+      // A receipt claims a new event key exactly when it passes the delivery and event stages: it is then
+      // accepted, or a duplicate task when its tasks already existed (see oncehook_record_deliveries).
+      events: (decisions[DECISIONS.accepted] ?? 0) + (decisions[DECISIONS.duplicateTask] ?? 0),
+      deliveries: Object.values(decisions).reduce((n, count) => n + count, 0),
+      decisions,
+      attempts: Object.fromEntries(attempts.map((row) => [row.key, row.n])),
+      tasks: states,
+      confirmedEffects: states.find((s) => s.state === TASK_STATES.succeeded)?.count ?? 0,
+      unresolved: summarize(states, isUnresolved),
+      needsAttention: summarize(states, needsAttention),
+      pausedDestinations: paused?.n ?? 0,
+    };
   };
 }
 

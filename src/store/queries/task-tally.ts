@@ -3,6 +3,7 @@ import type { Db } from '../connect.ts';
 import { TASK_STATES } from '../decisions.ts';
 import { rowsOf } from '../rows.ts';
 import { horizon } from './cursor.ts';
+import { Increments, oneAtATime } from './increments.ts';
 import type { StateCount } from './stats.ts';
 import { inList } from './task-filter.ts';
 
@@ -19,31 +20,24 @@ interface TallyRow {
 }
 
 /**
- * Tasks by state, read in time that follows the work rather than the history, for a figure read every few
- * seconds (`/metrics`). Succeeded tasks pile up for ever; every other state holds what is in flight or waits
- * for a person (`cancelled` grows only by people's decisions). So those are counted exactly over
- * tasks_state_idx, and `succeeded` is what is left of all tasks.
+ * Tasks by state, read in time that follows the work rather than the history, for figures read every few
+ * seconds (`/metrics`, `/api/stats`). Succeeded tasks pile up for ever; every other state holds what is in
+ * flight or waits for a person (`cancelled` grows only by people's decisions). So those are counted exactly
+ * over tasks_state_idx, and `succeeded` is what is left of all tasks.
  *
- * All tasks are counted once, then by increments. Tasks are never deleted and each has a row in task_refs
- * with the ID of the transaction that inserted it. Below the cursor horizon (the oldest transaction still
- * running here) that set is closed: no transaction can add a row there any more. So the tally keeps how
- * many rows lie below the last horizon it saw, and each read counts only the rows above it — those inserted
- * since. Everything is one statement, so the total and the states come from one snapshot.
- *
- * Per process: the first read after a start counts task_refs once.
+ * All tasks are counted by increments (increments.ts) over task_refs, which has a row with the inserting
+ * transaction's ID for every task, and tasks are never deleted. Everything is one statement, so the total
+ * and the states come from one snapshot.
  */
 export function taskTally(db: Db): () => Promise<StateCount[]> {
-  let below = '0';
-  let closed = 0;
-  // Two reads at once would both add the same increment; a caller arriving meanwhile shares the read in flight.
-  let reading: Promise<StateCount[]> | null = null;
-  const read = async (): Promise<StateCount[]> => {
+  const all = new Increments();
+  return oneAtATime(async () => {
     const rows = await rowsOf<TallyRow>(
       db,
       sql`with h as materialized (select ${horizon} as at),
           fresh as (
             select count(*)::int as seen, (count(*) filter (where txid < (select at from h)))::int as settled
-            from task_refs where txid >= ${below}::xid8)
+            from task_refs where txid >= ${all.from}::xid8)
           select s.state, s.count, s.oldest, (select at::text from h) as horizon, fresh.seen, fresh.settled
           from fresh left join lateral (
             select state, count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as oldest
@@ -55,9 +49,7 @@ export function taskTally(db: Db): () => Promise<StateCount[]> {
     );
     const first = rows[0];
     if (!first) throw new Error('the task tally read no row');
-    const total = closed + first.seen;
-    closed += first.settled;
-    below = first.horizon;
+    const total = all.add(first.horizon, [{ key: '', seen: first.seen, settled: first.settled }]).get('') ?? 0;
     const counted = rows.filter((row) => row.state !== TASK_STATES.succeeded && row.state !== null);
     const succeeded = total - counted.reduce((n, row) => n + (row.count ?? 0), 0);
     const states: StateCount[] = counted.map((row) => ({ state: row.state!, count: row.count ?? 0, oldestAgeSeconds: row.oldest }));
@@ -66,6 +58,5 @@ export function taskTally(db: Db): () => Promise<StateCount[]> {
       states.push({ state: TASK_STATES.succeeded, count: succeeded, oldestAgeSeconds: oldest });
     }
     return states.sort((a, b) => a.state.localeCompare(b.state));
-  };
-  return () => (reading ??= read().finally(() => (reading = null)));
+  });
 }
