@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps): Hono {
   observeStore(deps.metrics, deps.store, tasks);
   if (deps.role !== 'worker') {
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
-    const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens, stats: statsReader(deps.store.db, tasks) };
+    const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens, stats: statsReader(deps.store, tasks) };
     app.route('/', ingestRoutes(deps));
     app.route('/', apiRoutes(admin));
     app.route('/ui', uiRoutes({ ...admin, logger: deps.logger }));

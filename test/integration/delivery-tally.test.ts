@@ -32,7 +32,7 @@ async function counted(): Promise<{ decisions: Record<string, number>; events: n
 
 describe('receipt tally', () => {
   it('counts receipts by decision and events as whole counts do, read after read', async () => {
-    const stats = statsReader(t.store.db);
+    const stats = statsReader(t.store);
     expect(await stats()).toMatchObject({ events: 0, deliveries: 0, decisions: {} });
     await everyDecision('a');
     const first = await stats();

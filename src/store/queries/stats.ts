@@ -1,8 +1,9 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../connect.ts';
+import type { Db, Store } from '../connect.ts';
 import { DECISIONS, TASK_STATES } from '../decisions.ts';
 import { NEEDS_ATTENTION } from '../operator-rules.ts';
 import { rowsOf } from '../rows.ts';
+import { attemptClasses } from './attempt-classes.ts';
 import { deliveryTally } from './delivery-tally.ts';
 import { inList } from './task-filter.ts';
 import { taskTally } from './task-tally.ts';
@@ -59,16 +60,17 @@ export const needsAttention = (state: string) => NEEDS_ATTENTION.includes(state 
 
 /**
  * The figures of `/api/stats` and the dashboard's stats page. Receipts and tasks are tallied by increments,
- * so a view costs what arrived since the last one, not the history; one reader per process, its task tally
- * shared with `/metrics`.
+ * so a view costs what arrived since the last one, not the history; attempts are counted in short slices.
+ * One reader per process, its task tally shared with `/metrics`.
  */
-export function statsReader(db: Db, tasks: () => Promise<StateCount[]> = taskTally(db)): () => Promise<Stats> {
+export function statsReader(store: Store, tasks: () => Promise<StateCount[]> = taskTally(store.db)): () => Promise<Stats> {
+  const { db } = store;
   const receipts = deliveryTally(db);
   return async () => {
     const [[paused], decisions, attempts, states] = await Promise.all([
       rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),
       receipts(),
-      rowsOf<{ key: string; n: number }>(db, sql`select coalesce(class, 'open') as key, count(*)::int as n from attempts group by 1`),
+      attemptClasses(store),
       tasks(),
     ]);
     return {
@@ -77,7 +79,7 @@ export function statsReader(db: Db, tasks: () => Promise<StateCount[]> = taskTal
       events: (decisions[DECISIONS.accepted] ?? 0) + (decisions[DECISIONS.duplicateTask] ?? 0),
       deliveries: Object.values(decisions).reduce((n, count) => n + count, 0),
       decisions,
-      attempts: Object.fromEntries(attempts.map((row) => [row.key, row.n])),
+      attempts,
       tasks: states,
       confirmedEffects: states.find((s) => s.state === TASK_STATES.succeeded)?.count ?? 0,
       unresolved: summarize(states, isUnresolved),

@@ -1,0 +1,37 @@
+import { sql } from 'drizzle-orm';
+import type { Store } from '../connect.ts';
+import { rowsOf } from '../rows.ts';
+
+/**
+ * Attempts per statement. On embedded PGlite a statement holds the whole process while it runs, so a count of
+ * every attempt ever made held ingest with it (0.45 s a million); slices of this size take a few milliseconds
+ * each, and deliveries are answered between them. PostgreSQL counts in its own process: one statement.
+ */
+const SLICE = { pglite: 10_000, postgres: Infinity } as const;
+
+/**
+ * Attempts by outcome class (`open`: still in flight), counted slice by slice over the primary key. Each
+ * attempt is counted once, with its class when its slice was read: ids partition the table, and the last slice
+ * takes every id above it, those inserted meanwhile included.
+ *
+ * Not a tally by increments as receipts and tasks are: an attempt changes class when it closes, and again when a
+ * worker whose lease was reclaimed finishes late (the ledger keeps that result, marked superseded), so no
+ * count of a closed range would stay true without a column the close writes and indexes — and the close is a
+ * HOT update because it touches no indexed column (migration 0003).
+ */
+export async function attemptClasses(store: Store, slice: number = SLICE[store.kind]): Promise<Record<string, number>> {
+  const { db } = store;
+  const [top] = await rowsOf<{ last: number }>(db, sql`select coalesce(max(id), 0)::float8 as last from attempts`);
+  const counts: Record<string, number> = {};
+  for (let from = 0; ; from += slice) {
+    const lastSlice = from + slice >= top!.last;
+    const rows = await rowsOf<{ key: string; n: number }>(
+      db,
+      sql`select coalesce(class, 'open') as key, count(*)::int as n from attempts
+          where id > ${from} ${lastSlice ? sql`` : sql`and id <= ${from + slice}`} group by 1`,
+    );
+    for (const { key, n } of rows) counts[key] = (counts[key] ?? 0) + n;
+    if (lastSlice) return counts;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
