@@ -6,6 +6,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { openDurablePglite, type DiskSyncs } from './durable-pglite.ts';
 import { preparing } from './prepared.ts';
+import { preparePglite } from './prepared-pglite.ts';
 import * as schema from './schema.ts';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -76,6 +77,7 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
   } else {
     client = await PGlite.create({});
   }
+  preparePglite(client);
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {
     kind: 'pglite',

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type postgres from 'postgres';
 
-const MARK = '/* prepared */';
+export const MARK = '/* prepared */';
 
 /**
  * Begins a statement that postgres.js should prepare once per connection and reuse. Drizzle sends every raw
