@@ -33,6 +33,8 @@ export interface GroupCommitOptions<I> {
   /** A batch stops growing before it would pass `maxBytes` as counted by `bytesOf` (it always holds one item). */
   maxBytes?: number;
   bytesOf?: (input: I) => number;
+  /** Batches committing at once; by default as many as suit the engine (PARALLEL). */
+  parallel?: number;
 }
 
 /**
@@ -53,7 +55,7 @@ export class GroupCommit<I, O> {
     private readonly write: (db: Store['db'], batch: readonly I[]) => Promise<O[]>,
     private readonly options: GroupCommitOptions<I>,
   ) {
-    this.parallel = PARALLEL[store.kind];
+    this.parallel = options.parallel ?? PARALLEL[store.kind];
     this.gatherFirst = GATHER_FIRST[store.kind];
   }
 
