@@ -92,11 +92,7 @@ export class Forwarder {
     this.#routes = new Routes(deps.config, this.#options.leaseGraceMs);
     this.#pools = new Pools(this.#options.concurrency);
     // Attempts end at their own times; those ending while a finish commits are written together in the next.
-    // One finish commits at a time, on PostgreSQL too: a slot frees when its answer arrives, not when its
-    // finish commits, so only throughput counts here, and finishes gathered behind two commits cost more of
-    // the database per task than behind one (draining a backlog, alternating: PostgreSQL's CPU per task
-    // 0.19–0.25 ms with one, 0.27–0.29 ms with two).
-    this.#finishes = new GroupCommit(deps.store, finishAttempts, { maxBatch: FINISHES_PER_BATCH, parallel: 1 });
+    this.#finishes = new GroupCommit(deps.store, finishAttempts, { maxBatch: FINISHES_PER_BATCH });
     // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
     setMaxListeners(0, this.#release.signal);
   }
