@@ -39,10 +39,18 @@ describe('attempts by class', () => {
   it('takes the attempts inserted while it reads into its last slice', async () => {
     await attempts(50);
     const before = await whole();
-    // Slices of one: hundreds of statements in turn, while the insert is a single one sent at once.
-    const reading = attemptClasses(t.store, 1);
-    await attempts(5);
-    const counted = await reading;
+    // The insert lands after the read has taken the highest ID and before its first slice.
+    let statements = 0;
+    const db = new Proxy(t.store.db, {
+      get(target, property, receiver) {
+        if (property !== 'execute') return Reflect.get(target, property, receiver);
+        return async (query: Parameters<typeof target.execute>[0]) => {
+          if (++statements === 2) await attempts(5);
+          return target.execute(query);
+        };
+      },
+    });
+    const counted = await attemptClasses({ ...t.store, db }, 5);
     const total = (counts: Record<string, number>) => Object.values(counts).reduce((n, c) => n + c, 0);
     expect(total(counted)).toBe(total(before) + 5);
     expect(counted).toEqual(await whole());
