@@ -7,16 +7,6 @@ interface Prepared {
   paramTypes: number[];
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
 /**
  * PGlite's `query` makes six calls into its WebAssembly for every statement — parse, describe, bind,
  * describe, execute, sync — so each call parses, analyses and plans the text afresh; on the embedded
@@ -38,11 +28,10 @@ export function preparePglite(client: PGlite): void {
     if (known) return known;
     const name = `oncehook_${statements.size + 1}`;
     const { messages } = await client.execProtocol(
-      concat(protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()),
+      Buffer.concat([protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]),
       { syncToFs: false },
     );
-    const described = parse.parseDescribeStatementResults(messages);
-    const prepared = { name, paramTypes: described };
+    const prepared = { name, paramTypes: parse.parseDescribeStatementResults(messages) };
     statements.set(text, prepared);
     return prepared;
   }
@@ -58,12 +47,12 @@ export function preparePglite(client: PGlite): void {
           return serialize ? serialize(value) : String(value);
         });
         const { messages } = await client.execProtocol(
-          concat(
+          Buffer.concat([
             protocol.serialize.bind({ statement: name, values }),
             protocol.serialize.describe({ type: 'P' }),
             protocol.serialize.execute({}),
             protocol.serialize.sync(),
-          ),
+          ]),
           { syncToFs: false },
         );
         await client.syncToFs();
