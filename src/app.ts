@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(requestId(), requestLog(deps.logger));
   // One task tally for /metrics and the stats views: each keeps counts it has read, so one is enough.
-  const tasks = taskTally(deps.store.db);
+  const tasks = taskTally(deps.store);
   observeStore(deps.metrics, deps.store, tasks);
   if (deps.role !== 'worker') {
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);

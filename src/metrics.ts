@@ -69,7 +69,7 @@ export type Metrics = ReturnType<typeof createMetrics>;
  * ever; a scrape while the database is down reports nothing for them rather than stale numbers (absence is
  * what alerts on `absent()` look for).
  */
-export function observeStore(metrics: Metrics, store: Store, tally: () => Promise<StateCount[]> = taskTally(store.db)): void {
+export function observeStore(metrics: Metrics, store: Store, tally: () => Promise<StateCount[]> = taskTally(store)): void {
   let scrape: { at: number; states: Promise<StateCount[] | null> } | null = null;
   const states = () => {
     if (!scrape || performance.now() - scrape.at > 1000) {

@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
 import { advancePurge, purgeExpiredBodies, purgeWaiting, startOfPurge, type PurgeProgress } from '../store/retention.ts';
+import { nextTurn } from '../store/slices.ts';
 import { periodic } from './periodic.ts';
 
 export interface PurgerOptions {
@@ -33,7 +34,7 @@ export function startPurger(config: Config, store: Store, logger: Logger, option
         const purged = await purgeExpiredBodies(store.db, source, retention, batchSize, before.from);
         total += purged;
         if (purged < batchSize) break;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       progress.set(source, await advancePurge(store.db, source, retention, { from: before.from, waiting: waiting.waiting }));
     }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptClasses } from '../../src/store/queries/attempt-classes.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
+import { writeBeforeStatement } from '../support/interleave.ts';
 
 let t: TestStore;
 beforeAll(async () => {
@@ -40,17 +41,7 @@ describe('attempts by class', () => {
     await attempts(50);
     const before = await whole();
     // The insert lands after the read has taken the highest ID and before its first slice.
-    let statements = 0;
-    const db = new Proxy(t.store.db, {
-      get(target, property, receiver) {
-        if (property !== 'execute') return Reflect.get(target, property, receiver);
-        return async (query: Parameters<typeof target.execute>[0]) => {
-          if (++statements === 2) await attempts(5);
-          return target.execute(query);
-        };
-      },
-    });
-    const counted = await attemptClasses({ ...t.store, db }, 5);
+    const counted = await attemptClasses(writeBeforeStatement(t.store, 2, () => attempts(5)), 5);
     const total = (counts: Record<string, number>) => Object.values(counts).reduce((n, c) => n + c, 0);
     expect(total(counted)).toBe(total(before) + 5);
     expect(counted).toEqual(await whole());

@@ -5,6 +5,7 @@ import { deliveryTally } from '../../src/store/queries/delivery-tally.ts';
 import { statsReader } from '../../src/store/queries/stats.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { engine, freshStore, holdTransaction, type TestStore } from '../support/engine.ts';
+import { writeBeforeStatement } from '../support/interleave.ts';
 import { shopReceipt } from '../support/receipts.ts';
 
 let t: TestStore;
@@ -45,13 +46,13 @@ describe('receipt tally', () => {
     expect(later.events).toBe(6);
     // Reads at once share one: both would otherwise add the same new receipts.
     await everyDecision('d');
-    const tally = deliveryTally(t.store.db);
+    const tally = deliveryTally(t.store);
     const together = await Promise.all([tally(), tally(), tally()]);
     for (const read of together) expect(read).toEqual((await counted()).decisions);
   });
 
   it('reads only the receipts recorded since its last read, not the history', async () => {
-    const tally = deliveryTally(t.store.db);
+    const tally = deliveryTally(t.store);
     await everyDecision('e');
     const before = await tally();
     // A decision is written once; one changed behind the tally's back shows whether it reads its past again.
@@ -62,11 +63,27 @@ describe('receipt tally', () => {
     const truth = (await counted()).decisions;
     expect(truth.accepted).toBe(after.accepted! - 1);
     // Another process starting now counts from nothing and agrees.
-    expect(await deliveryTally(t.store.db)()).toEqual(truth);
+    expect(await deliveryTally(t.store)()).toEqual(truth);
+  });
+
+  it('counts the history in slices at its first read, each receipt once, those recorded meanwhile too', async () => {
+    await everyDecision('s1');
+    await everyDecision('s2');
+    const truth = (await counted()).decisions;
+    for (const slice of [1, 3, 4, 7, 1_000, Infinity]) expect(await deliveryTally(t.store, slice)()).toEqual(truth);
+    // Statement 1 takes the horizon, 2 and on are the slices: receipts recorded before the first slice and
+    // between two land above the horizon and are counted by the read that follows the slices.
+    let round = 0;
+    for (const n of [2, 3]) {
+      const tally = deliveryTally(writeBeforeStatement(t.store, n, () => everyDecision(`s-late-${round++}`)), 3);
+      expect(await tally()).toEqual((await counted()).decisions);
+      await everyDecision(`s-after-${n}`);
+      expect(await tally()).toEqual((await counted()).decisions);
+    }
   });
 
   if (engine() === 'postgres') it('counts a receipt whose transaction began before a read and committed after it, once', async () => {
-    const tally = deliveryTally(t.store.db);
+    const tally = deliveryTally(t.store);
     await tally();
     const late = await holdTransaction(
       t.database.url!,

@@ -4,6 +4,7 @@ import { recordDeliveries } from '../../src/store/atomic.ts';
 import { taskStates, type StateCount } from '../../src/store/queries/stats.ts';
 import { taskTally } from '../../src/store/queries/task-tally.ts';
 import { engine, freshStore, holdTransaction, type TestStore } from '../support/engine.ts';
+import { writeBeforeStatement } from '../support/interleave.ts';
 import { shopReceipt } from '../support/receipts.ts';
 
 let t: TestStore;
@@ -30,7 +31,7 @@ const counts = (states: StateCount[]) => Object.fromEntries(states.map((s) => [s
 
 describe('task tally', () => {
   it('counts every state as a full count does, through inserts and changes of state', async () => {
-    const tally = taskTally(t.store.db);
+    const tally = taskTally(t.store);
     expect(await tally()).toEqual([]);
     await newTasks(30);
     await move(20, 'pending', 'succeeded');
@@ -50,7 +51,7 @@ describe('task tally', () => {
     await move(4, 'pending', 'in_progress');
     expect(counts(await tally())).toEqual(counts(await taskStates(t.store.db)));
     // Another process starting now counts from nothing and agrees.
-    expect(counts(await taskStates(t.store.db))).toEqual(counts(await taskTally(t.store.db)()));
+    expect(counts(await taskStates(t.store.db))).toEqual(counts(await taskTally(t.store)()));
     // Reads at once share one: both would otherwise add the same new tasks.
     await newTasks(5);
     const together = await Promise.all([tally(), tally(), tally()]);
@@ -60,7 +61,7 @@ describe('task tally', () => {
   });
 
   it('reads only the tasks inserted since its last read, not the history', async () => {
-    const tally = taskTally(t.store.db);
+    const tally = taskTally(t.store);
     await newTasks(4);
     await move(4, 'pending', 'succeeded');
     const before = counts(await tally());
@@ -73,11 +74,26 @@ describe('task tally', () => {
     expect(counts(await tally())).toEqual({ ...before, pending: (before.pending ?? 0) + 2 });
     const truth = counts(await taskStates(t.store.db));
     expect(truth.succeeded).toBe(before.succeeded! - 1);
-    expect(counts(await taskTally(t.store.db)())).toEqual(truth);
+    expect(counts(await taskTally(t.store)())).toEqual(truth);
+  });
+
+  it('counts the history in slices at its first read, each task once, those inserted meanwhile too', async () => {
+    await newTasks(9);
+    await move(5, 'pending', 'succeeded');
+    const truth = counts(await taskStates(t.store.db));
+    for (const slice of [1, 2, 4, 9, 1_000, Infinity]) expect(counts(await taskTally(t.store, slice)())).toEqual(truth);
+    // Statement 1 takes the horizon, 2 and on are the slices: tasks inserted before the first slice and
+    // between two land above the horizon and are counted by the read that follows the slices.
+    for (const n of [2, 3]) {
+      const tally = taskTally(writeBeforeStatement(t.store, n, () => newTasks(3)), 2);
+      expect(counts(await tally())).toEqual(counts(await taskStates(t.store.db)));
+      await newTasks(2);
+      expect(counts(await tally())).toEqual(counts(await taskStates(t.store.db)));
+    }
   });
 
   if (engine() === 'postgres') it('counts a task whose transaction began before a read and committed after it, once', async () => {
-    const tally = taskTally(t.store.db);
+    const tally = taskTally(t.store);
     await tally();
     const held = `t_tally_late_${Math.random().toString(16).slice(2)}`;
     const late = await holdTransaction(

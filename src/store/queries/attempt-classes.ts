@@ -1,18 +1,13 @@
 import { sql } from 'drizzle-orm';
 import type { Store } from '../connect.ts';
 import { rowsOf } from '../rows.ts';
+import { nextTurn, SLICE } from '../slices.ts';
 
 /**
- * Attempts per statement. On embedded PGlite a statement holds the whole process while it runs, so a count of
- * every attempt ever made held ingest with it (0.45 s a million); slices of this size take a few milliseconds
- * each, and deliveries are answered between them. PostgreSQL counts in its own process: one statement.
- */
-const SLICE = { pglite: 10_000, postgres: Infinity } as const;
-
-/**
- * Attempts by outcome class (`open`: still in flight), counted slice by slice over the primary key. Each
- * attempt is counted once, with its class when its slice was read: ids partition the table, and the last slice
- * takes every id above it, those inserted meanwhile included.
+ * Attempts by outcome class (`open`: still in flight), counted slice by slice over the primary key (a count
+ * of every attempt at once held PGlite's process 0.45 s a million). Each attempt is counted once, with its
+ * class when its slice was read: ids partition the table, and the last slice takes every id above it, those
+ * inserted meanwhile included.
  *
  * Not a tally by increments as receipts and tasks are: an attempt changes class when it closes, and again when a
  * worker whose lease was reclaimed finishes late (the ledger keeps that result, marked superseded), so no
@@ -32,6 +27,6 @@ export async function attemptClasses(store: Store, slice: number = SLICE[store.k
     );
     for (const { key, n } of rows) counts[key] = (counts[key] ?? 0) + n;
     if (lastSlice) return counts;
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
 }

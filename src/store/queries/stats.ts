@@ -63,9 +63,9 @@ export const needsAttention = (state: string) => NEEDS_ATTENTION.includes(state 
  * so a view costs what arrived since the last one, not the history; attempts are counted in short slices.
  * One reader per process, its task tally shared with `/metrics`.
  */
-export function statsReader(store: Store, tasks: () => Promise<StateCount[]> = taskTally(store.db)): () => Promise<Stats> {
+export function statsReader(store: Store, tasks: () => Promise<StateCount[]> = taskTally(store)): () => Promise<Stats> {
   const { db } = store;
-  const receipts = deliveryTally(db);
+  const receipts = deliveryTally(store);
   return async () => {
     const [[paused], decisions, attempts, states] = await Promise.all([
       rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),

@@ -1,14 +1,18 @@
 import { sql } from 'drizzle-orm';
-import type { Db } from '../connect.ts';
+import type { Store } from '../connect.ts';
 import { TASK_STATES } from '../decisions.ts';
 import { rowsOf } from '../rows.ts';
+import { SLICE } from '../slices.ts';
 import { horizon } from './cursor.ts';
-import { Increments, oneAtATime } from './increments.ts';
+import { Increments, oneAtATime, type Ledger } from './increments.ts';
 import type { StateCount } from './stats.ts';
 import { inList } from './task-filter.ts';
 
 /** Every state but `succeeded`: counted row by row, since tasks leave them. */
 const COUNTED = Object.values(TASK_STATES).filter((state) => state !== TASK_STATES.succeeded);
+
+/** Every task has one row here, with the inserting transaction's ID; tasks themselves keep theirs unindexed. */
+const TASK_REFS: Ledger = { table: 'task_refs', key: "''", tiebreak: 'task_id', tiebreakType: 'text' };
 
 interface TallyRow {
   state: string | null;
@@ -26,12 +30,14 @@ interface TallyRow {
  * over tasks_state_idx, and `succeeded` is what is left of all tasks.
  *
  * All tasks are counted by increments (increments.ts) over task_refs, which has a row with the inserting
- * transaction's ID for every task, and tasks are never deleted. Everything is one statement, so the total
- * and the states come from one snapshot.
+ * transaction's ID for every task, and tasks are never deleted; the first read counts the history in slices
+ * of `slice` tasks. After it, everything is one statement, so the total and the states come from one snapshot.
  */
-export function taskTally(db: Db): () => Promise<StateCount[]> {
+export function taskTally(store: Store, slice: number = SLICE[store.kind]): () => Promise<StateCount[]> {
+  const { db } = store;
   const all = new Increments();
   return oneAtATime(async () => {
+    await all.settle(db, TASK_REFS, slice);
     const rows = await rowsOf<TallyRow>(
       db,
       sql`with h as materialized (select ${horizon} as at),

@@ -1,0 +1,19 @@
+import type { Store } from '../../src/store/connect.ts';
+
+/**
+ * The store, its database running `work` once just before its `n`-th statement (counted from 1): a write that
+ * lands at a chosen point between a reader's statements, deterministically rather than by racing it.
+ */
+export function writeBeforeStatement(store: Store, n: number, work: () => Promise<unknown>): Store {
+  let statements = 0;
+  const db = new Proxy(store.db, {
+    get(target, property, receiver) {
+      if (property !== 'execute') return Reflect.get(target, property, receiver);
+      return async (query: Parameters<typeof target.execute>[0]) => {
+        if (++statements === n) await work();
+        return target.execute(query);
+      };
+    },
+  });
+  return { ...store, db };
+}
