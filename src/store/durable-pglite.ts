@@ -103,7 +103,7 @@ PGlite.create({ fs: new NodeFS(workerData.dataDir) }).then((pg) => pg.close());
 `;
 
 /**
- * Runs PGlite's \`initdb\` for a new directory in a worker thread that then ends. initdb grows PGlite's
+ * Runs PGlite's `initdb` for a new directory in a worker thread that then ends. initdb grows PGlite's
  * WebAssembly memory, and WebAssembly memory never shrinks: run in the gateway's own thread, the first start
  * kept 823 MiB resident for the whole life of the process, against 344 MiB for a later start on the same
  * directory. A worker's memory goes with it.
