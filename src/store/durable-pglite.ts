@@ -1,7 +1,5 @@
 import { closeSync, existsSync, fsyncSync, openSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 
@@ -91,38 +89,10 @@ function flushPath(path: string, syncs: DiskSyncs): void {
   }
 }
 
-/**
- * The worker that creates a new data directory: PGlite started once on it, which runs `initdb`, and stopped.
- * Plain CommonJS, given the modules' resolved paths, so it runs the same from the sources and from dist/.
- */
-const INITDB = `
-const { workerData } = require('node:worker_threads');
-const { PGlite } = require(workerData.pglite);
-const { NodeFS } = require(workerData.nodefs);
-PGlite.create({ fs: new NodeFS(workerData.dataDir) }).then((pg) => pg.close());
-`;
-
-/**
- * Runs PGlite's `initdb` for a new directory in a worker thread that then ends. initdb grows PGlite's
- * WebAssembly memory, and WebAssembly memory never shrinks: run in the gateway's own thread, the first start
- * kept 823 MiB resident for the whole life of the process, against 344 MiB for a later start on the same
- * directory. A worker's memory goes with it.
- */
-async function initdbApart(dataDir: string): Promise<void> {
-  const require = createRequire(import.meta.url);
-  const workerData = { dataDir, pglite: require.resolve('@electric-sql/pglite'), nodefs: require.resolve('@electric-sql/pglite/nodefs') };
-  const worker = new Worker(INITDB, { eval: true, workerData });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('error', reject);
-    worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb of ${dataDir} stopped with exit code ${code}`))));
-  });
-}
-
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return. */
 export async function openDurablePglite(dataDir: string): Promise<{ client: PGlite; syncs: DiskSyncs }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0 };
   const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
-  if (fresh) await initdbApart(dataDir);
   const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START });
   // A new directory is written by PGlite's initdb, copied in file by file with no flush: flush it once,
   // before anything is stored in it.
