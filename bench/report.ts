@@ -47,7 +47,7 @@ const pct = (share: number | null | undefined) => (share === null || share === u
 const lat = (l: LatencySummary | null, withTail = false) =>
   l ? `p50 ${ms(l.p50)} ms  p99 ${ms(l.p99)} ms${withTail ? `  p99.9 ${ms(l.p999)} ms  max ${ms(l.max)} ms` : ''}` : '';
 const cpuLine = (c: CpuShares | null) =>
-  c ? `CPU: gateway ${pct(c.processes.gateway)} of a core, postgres ${pct(c.postgres)} of a core, machine ${pct(c.machine)} of ${c.cores} cores` : '';
+  c ? `CPU: gateway ${pct(c.processes.gateway)} of a core, postgres ${pct(c.postgres)} of a core, machine ${pct(c.machine)} of ${c.cores} cores` : 'CPU: gateway not measured';
 
 const drainCpuLine = ({ cpu }: DrainResult) =>
   `CPU: worker ${pct(cpu.processes.worker)} of a core, downstream ${pct(cpu.processes.downstream)}, postgres ${pct(cpu.postgres)}, machine ${pct(cpu.machine)} of ${cpu.cores} cores`;
@@ -188,12 +188,18 @@ export function renderReport(env: Environment, o: BenchOptions, r: Results): str
     for (const d of details.filter(Boolean)) lines.push(`    ${d}`);
   }
   lines.push('');
-  const table = ratios(r).map(formatRatio);
+  // A figure whose phases did not run is left out of the table (the JSON keeps it, as null) and named below it.
+  const all = ratios(r);
+  const table = all.filter((ratio) => ratio.value !== null).map(formatRatio);
   const head: [string, string, string, string] = ['ratio or figure', 'measured', 'target', ''];
   const widths = [0, 1, 2].map((i) => Math.max(...[head, ...table].map((row) => row[i]!.length)));
-  for (const row of [head, ...table]) {
-    lines.push(`${row[0].padEnd(widths[0]!)}  ${row[1].padStart(widths[1]!)}  ${row[2].padEnd(widths[2]!)}  ${row[3]}`.trimEnd());
+  if (table.length > 0) {
+    for (const row of [head, ...table]) {
+      lines.push(`${row[0].padEnd(widths[0]!)}  ${row[1].padStart(widths[1]!)}  ${row[2].padEnd(widths[2]!)}  ${row[3]}`.trimEnd());
+    }
   }
+  const unmeasured = all.filter((ratio) => ratio.value === null).map((ratio) => ratio.name);
+  if (unmeasured.length > 0) lines.push(`not measured in this run (their phases did not run): ${unmeasured.join('; ')}`);
   lines.push('');
   return lines.join('\n');
 }

@@ -37,6 +37,10 @@ describe('bench report', () => {
     expect(byName.get('storm p99 ÷ (b) bare Hono storm p99')?.target).toBeNull();
     const report = renderReport(env, parseOptions(['node', 'bench']), results);
     expect(report).toContain('storm (1000 at once): p50 80.0 ms  p99 160 ms');
+    // Only the figures this run measured fill the table; the others are named once, not printed as n/a.
+    expect(report).toMatch(/^storm p99 +400 ms +< 200 ms +not met$/m);
+    expect(report).not.toMatch(/^ingest p99 ack/m);
+    expect(report).toMatch(/^not measured in this run \(their phases did not run\): ingest \(accepted\/s\) ÷ \(a\) pgbench tps; /m);
   });
 
   it('says which gateway it measured, and prints the embedded phase with what was left to forward', () => {
