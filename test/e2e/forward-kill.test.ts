@@ -1,26 +1,87 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import postgres from 'postgres';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/connect.ts';
+import { rowsOf } from '../../src/store/rows.ts';
+import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
-import { freshPostgresDatabase, type TestDatabase } from '../support/engine.ts';
+import { freshPostgresDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
 import { spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 /** The downstream commits each effect at once and answers late, so a kill lands between the two. */
 const SLOW = { status: 201, delayMs: 400 } as const;
-const SETTLED = ['succeeded', 'failed', 'needs_review', 'cancelled'];
+const UNSETTLED = ['awaiting_approval', 'pending', 'in_progress', 'outcome_unknown'];
 
-describe('kill -9 while attempts are in flight, then restart', () => {
-  let database: TestDatabase;
+/** Where the gateway stores, and how the test reads it. */
+interface Place {
+  env: Record<string, string | undefined>;
+  /**
+   * Opens the store as it was left by a kill, without touching what the restarted gateway will recover: on
+   * PostgreSQL the database itself, on PGlite a copy of the data directory (one process at a time may open it).
+   */
+  afterKill(): Promise<{ store: Store; close(): Promise<void> }>;
+  /** Opens the store once no gateway runs on it. */
+  open(): Promise<Store>;
+  drop(): Promise<void>;
+}
+
+const engines: { name: string; place(): Promise<Place> }[] = [
+  {
+    name: 'PostgreSQL',
+    async place() {
+      const database = await freshPostgresDatabase();
+      const open = () => openStore({ databaseUrl: database.url! });
+      return {
+        env: { DATABASE_URL: database.url },
+        async afterKill() {
+          const store = await open();
+          return { store, close: () => store.close() };
+        },
+        open,
+        drop: () => database.drop(),
+      };
+    },
+  },
+  {
+    name: 'embedded PGlite (npm start)',
+    async place() {
+      const root = mkdtempSync(join(tmpdir(), 'oncehook-kill-pglite-'));
+      const dataDir = join(root, 'data');
+      return {
+        env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir },
+        async afterKill() {
+          const copy = join(root, `copy-${Date.now()}`);
+          cpSync(dataDir, copy, { recursive: true });
+          const store = await openStore({ dataDir: copy });
+          return {
+            store,
+            async close() {
+              await store.close();
+              rmSync(copy, { recursive: true, force: true });
+            },
+          };
+        },
+        open: () => openStore({ dataDir }),
+        drop: async () => rmSync(root, { recursive: true, force: true }),
+      };
+    },
+  },
+];
+
+const count = async (store: Store, query: ReturnType<typeof sql>) => (await rowsOf<{ n: number }>(store.db, query))[0]!.n;
+
+describe.each(engines)('kill -9 while attempts are in flight, then restart, on $name', ({ place: makePlace }) => {
+  let place: Place;
   let downstream: Downstream;
   let gateway: GatewayProcess | undefined;
   let configFile: string;
 
   beforeAll(async () => {
-    [database, downstream] = await Promise.all([freshPostgresDatabase(), startDownstream()]);
+    [place, downstream] = await Promise.all([makePlace(), startDownstream()]);
     const action = (path: string, extra: object) => ({ url: `${downstream.url}${path}`, timeoutMs: 2000, backoff: { initialMs: 20, maxMs: 200 }, ...extra });
     configFile = join(mkdtempSync(join(tmpdir(), 'oncehook-kill-')), 'config.json');
     writeFileSync(
@@ -38,11 +99,12 @@ describe('kill -9 while attempts are in flight, then restart', () => {
   afterAll(async () => {
     await gateway?.stop();
     await downstream?.close();
-    await database?.drop();
+    await place?.drop();
   });
 
   // A short lease grace so the restarted worker reclaims the dead one's leases in seconds, not 30.
-  const start = () => spawnGateway({ args: ['--config', configFile], env: { DATABASE_URL: database.url, ONCEHOOK_LEASE_GRACE_MS: '300' } });
+  const start = () =>
+    spawnGateway({ args: ['--config', configFile], env: { ...place.env, ONCEHOOK_LEASE_GRACE_MS: '300', ONCEHOOK_ADMIN_TOKEN: ADMIN_TOKEN } });
 
   it('loses no accepted task, and never sends a non-idempotent action without lookup twice', async () => {
     gateway = await start();
@@ -62,18 +124,26 @@ describe('kill -9 while attempts are in flight, then restart', () => {
     killed = true;
     await sender;
 
-    const sql = postgres(database.url!, { max: 1, onnotice: () => {} });
+    const left = await place.afterKill();
+    const inFlight = await count(left.store, sql`select count(*)::int as n from tasks where state = 'in_progress'`).finally(() => left.close());
+    expect(inFlight).toBeGreaterThan(0);
+
+    // The restarted gateway recovers the store itself (on PGlite: replays its log) and settles every task.
+    gateway = await start();
+    const api = adminApi(gateway.url);
+    await waitFor(async () => {
+      const { json } = await api('/api/stats');
+      return json.tasks.every((s: { state: string; count: number }) => !UNSETTLED.includes(s.state) || s.count === 0);
+    }, 30_000);
+    await gateway.stop();
+    gateway = undefined;
+
+    const store = await place.open();
     try {
-      const [inFlight] = await sql<{ n: number }[]>`select count(*)::int as n from tasks where state = 'in_progress'`;
-      expect(inFlight!.n).toBeGreaterThan(0);
-
-      gateway = await start();
-      const states = await waitFor(async () => {
-        const rows = await sql<{ id: string; action: string; state: string }[]>`select id, action, state from tasks`;
-        return rows.every((row) => SETTLED.includes(row.state)) ? rows : undefined;
-      }, 30_000);
-
+      const states = await rowsOf<{ id: string; action: string; state: string }>(store.db, sql`select id, action, state from tasks`);
+      expect(states.filter((row) => UNSETTLED.includes(row.state))).toEqual([]);
       const stored = new Map(states.map((row) => [row.id, row]));
+      expect(accepted.length).toBeGreaterThan(0);
       expect(accepted.filter((id) => !stored.has(id))).toEqual([]);
 
       const sends = (path: string, id: string) => downstream.requests(path).filter((r) => r.method === 'POST' && r.headers['idempotency-key'] === id).length;
@@ -87,10 +157,9 @@ describe('kill -9 while attempts are in flight, then restart', () => {
           expect(effects(`/${row.action}`, row.id), `${row.action} task ${row.id}`).toBe(1);
         }
       }
-      const [reclaimed] = await sql<{ n: number }[]>`select count(*)::int as n from attempts where class = 'lease_expired'`;
-      expect(reclaimed!.n).toBe(inFlight!.n);
+      expect(await count(store, sql`select count(*)::int as n from attempts where class = 'lease_expired'`)).toBe(inFlight);
     } finally {
-      await sql.end();
+      await store.close();
     }
   });
 });
