@@ -1,12 +1,13 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/connect.ts';
+import { openStore, type Db, type Store } from '../../src/store/connect.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { readCopy } from '../support/data-dir-copy.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
@@ -19,11 +20,8 @@ const UNSETTLED = ['awaiting_approval', 'pending', 'in_progress', 'outcome_unkno
 /** Where the gateway stores, and how the test reads it. */
 interface Place {
   env: Record<string, string | undefined>;
-  /**
-   * Opens the store as it was left by a kill, without touching what the restarted gateway will recover: on
-   * PostgreSQL the database itself, on PGlite a copy of the data directory (one process at a time may open it).
-   */
-  afterKill(): Promise<{ store: Store; close(): Promise<void> }>;
+  /** Reads the store as the kill left it, leaving its recovery to the restarted gateway (see readCopy). */
+  afterKill<T>(read: (db: Db) => Promise<T>): Promise<T>;
   /** Opens the store once no gateway runs on it. */
   open(): Promise<Store>;
   drop(): Promise<void>;
@@ -37,9 +35,9 @@ const engines: { name: string; place(): Promise<Place> }[] = [
       const open = () => openStore({ databaseUrl: database.url! });
       return {
         env: { DATABASE_URL: database.url },
-        async afterKill() {
+        async afterKill(read) {
           const store = await open();
-          return { store, close: () => store.close() };
+          return read(store.db).finally(() => store.close());
         },
         open,
         drop: () => database.drop(),
@@ -53,18 +51,7 @@ const engines: { name: string; place(): Promise<Place> }[] = [
       const dataDir = join(root, 'data');
       return {
         env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir },
-        async afterKill() {
-          const copy = join(root, `copy-${Date.now()}`);
-          cpSync(dataDir, copy, { recursive: true });
-          const store = await openStore({ dataDir: copy });
-          return {
-            store,
-            async close() {
-              await store.close();
-              rmSync(copy, { recursive: true, force: true });
-            },
-          };
-        },
+        afterKill: (read) => readCopy(dataDir, read),
         open: () => openStore({ dataDir }),
         drop: async () => rmSync(root, { recursive: true, force: true }),
       };
@@ -72,7 +59,7 @@ const engines: { name: string; place(): Promise<Place> }[] = [
   },
 ];
 
-const count = async (store: Store, query: ReturnType<typeof sql>) => (await rowsOf<{ n: number }>(store.db, query))[0]!.n;
+const count = async (db: Db, query: ReturnType<typeof sql>) => (await rowsOf<{ n: number }>(db, query))[0]!.n;
 
 describe.each(engines)('kill -9 while attempts are in flight, then restart, on $name', ({ place: makePlace }) => {
   let place: Place;
@@ -124,8 +111,7 @@ describe.each(engines)('kill -9 while attempts are in flight, then restart, on $
     killed = true;
     await sender;
 
-    const left = await place.afterKill();
-    const inFlight = await count(left.store, sql`select count(*)::int as n from tasks where state = 'in_progress'`).finally(() => left.close());
+    const inFlight = await place.afterKill((db) => count(db, sql`select count(*)::int as n from tasks where state = 'in_progress'`));
     expect(inFlight).toBeGreaterThan(0);
 
     // The restarted gateway recovers the store itself (on PGlite: replays its log) and settles every task.
@@ -157,7 +143,7 @@ describe.each(engines)('kill -9 while attempts are in flight, then restart, on $
           expect(effects(`/${row.action}`, row.id), `${row.action} task ${row.id}`).toBe(1);
         }
       }
-      expect(await count(store, sql`select count(*)::int as n from attempts where class = 'lease_expired'`)).toBe(inFlight);
+      expect(await count(store.db, sql`select count(*)::int as n from attempts where class = 'lease_expired'`)).toBe(inFlight);
     } finally {
       await store.close();
     }

@@ -1,5 +1,7 @@
-import postgres from 'postgres';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/connect.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 import { post, shopConfig, shopifyDelivery, type Delivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { waitFor } from '../support/forwarding.ts';
@@ -12,7 +14,8 @@ const ACK_BUDGET_MS = 2000;
 let cluster: PrivatePostgres;
 let downstream: Downstream;
 let gateway: TestGateway;
-let sql: postgres.Sql;
+/** The test's own connection, to read what the gateway stored. */
+let checks: Store;
 
 beforeAll(async () => {
   [cluster, downstream] = await Promise.all([startPrivatePostgres(), startDownstream()]);
@@ -26,11 +29,11 @@ beforeAll(async () => {
     // whose finish could not be written while the database was down is reclaimed when its short lease ends.
     { database: { url: cluster.url, drop: async () => {} }, forwarder: { pollMs: 60_000, leaseGraceMs: 200 } },
   );
-  sql = postgres(cluster.url, { max: 1, onnotice: () => {} });
+  checks = await openStore({ databaseUrl: cluster.url, poolSize: 1 });
 });
 afterAll(async () => {
   await gateway?.close();
-  await sql?.end();
+  await checks?.close();
   await downstream?.close();
   await cluster?.destroy();
 });
@@ -82,13 +85,13 @@ describe('PostgreSQL restarts while deliveries stream in', () => {
     const answered: Answered[] = sent
       .filter((s) => s.status === 200)
       .map((s) => ({ receipt: s.json.receipt, decision: s.json.decision, tasks: s.json.tasks.map((t: { id: string }) => t.id) }));
-    expect(await violations(sql, downstream, answered, [{ path: '/crm', safeguard: 'key' }])).toEqual([]);
+    expect(await violations(checks.db, downstream, answered, [{ path: '/crm', safeguard: 'key' }])).toEqual([]);
 
     // The workers reconnected: every task is forwarded, with one effect each.
-    await waitFor(() => allSettled(sql), 15_000).catch(async (error: Error) => {
-      throw new Error(`${error.message}: ${JSON.stringify(await sql`select state, count(*)::int from tasks group by state`)}`);
+    await waitFor(() => allSettled(checks.db), 15_000).catch(async (error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(await rowsOf(checks.db, sql`select state, count(*)::int from tasks group by state`))}`);
     });
-    const [succeeded] = await sql<{ n: number }[]>`select count(*)::int as n from tasks where state = 'succeeded'`;
+    const [succeeded] = await rowsOf<{ n: number }>(checks.db, sql`select count(*)::int as n from tasks where state = 'succeeded'`);
     expect(downstream.effects('/crm')).toHaveLength(succeeded!.n);
 
     // Quiet now; the next task can only be found this fast through NOTIFY on a resubscribed LISTEN.

@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { sql } from 'drizzle-orm';
+import { openStore, type Db } from '../../src/store/connect.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { rowsOf } from '../../src/store/rows.ts';
+import { ADMIN_TOKEN, adminApi } from './admin.ts';
+import { readCopy } from './data-dir-copy.ts';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from './deliveries.ts';
 import { startDownstream, type Step } from './downstream.ts';
-import { allSettled, settledViolations, violations, type Answered, type WatchedAction } from './invariants.ts';
+import { allSettled, idsIn, SETTLED, settledViolations, violations, type Answered, type WatchedAction } from './invariants.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
 import { startProxy } from './tcp-proxy.ts';
 import { seededRandom } from './random.ts';
@@ -16,8 +22,11 @@ export type Phase = (typeof PHASES)[number];
 
 export interface CrashOptions {
   kills: number;
-  /** A PostgreSQL database of the run's own (it gets a trigger and a setting only a test may have). */
-  databaseUrl: string;
+  /**
+   * A PostgreSQL database of the run's own (it gets a trigger and a setting only a test may have); without it
+   * the gateway runs on embedded PGlite (`npm start`'s default) in a new data directory.
+   */
+  databaseUrl?: string;
   seed?: number;
   log?: (line: string) => void;
 }
@@ -82,19 +91,79 @@ async function installSlowCommit(sql: postgres.Sql): Promise<void> {
       deferrable initially deferred for each row execute function chaos_slow_commit();`);
 }
 
-/** Runs `kills` rounds of: start the gateway, stream deliveries, wait for the round's phase, kill -9, check. */
+/** Where the gateway stores, with what only the test may do there. */
+interface Place {
+  env: Record<string, string | undefined>;
+  /**
+   * Reads the store as the last kill (or stop) left it. On PGlite, where one process at a time may open the
+   * directory, that is a copy of it: the directory itself is left for the next start to recover.
+   */
+  inspect<T>(read: (db: Db) => Promise<T>): Promise<T>;
+  /** PostgreSQL only: ingest's commits can be held, and the connection's replies (see installSlowCommit). */
+  commits: SlowCommits | null;
+  close(): Promise<void>;
+}
+
+interface SlowCommits {
+  setDelay(ms: number): Promise<unknown>;
+  sleeping(): Promise<number>;
+  holdReplies(): void;
+  release(): void;
+}
+
+async function postgresPlace(databaseUrl: string): Promise<Place> {
+  const target = new URL(databaseUrl);
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  await sql.unsafe(`alter database ${target.pathname.slice(1)} set client_connection_check_interval = '10ms'`);
+  // The slow commit's trigger goes on a table the migrations make.
+  const store = await openStore({ databaseUrl, poolSize: 2 });
+  await migrate(store, databaseUrl);
+  await installSlowCommit(sql);
+  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
+  const viaProxy = new URL(databaseUrl);
+  viaProxy.port = String(proxy.port);
+  return {
+    env: { DATABASE_URL: viaProxy.toString() },
+    inspect: (read) => read(store.db),
+    commits: {
+      setDelay: (ms) => sql`update chaos_commit_delay set ms = ${ms}`,
+      sleeping: async () =>
+        (await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event = 'PgSleep'`)[0]!.n,
+      holdReplies: () => proxy.holdReplies(),
+      release: () => proxy.release(),
+    },
+    async close() {
+      await proxy.close();
+      await store.close();
+      await sql.end();
+    },
+  };
+}
+
+function pglitePlace(): Place {
+  const root = mkdtempSync(join(tmpdir(), 'oncehook-crash-pglite-'));
+  const dataDir = join(root, 'data');
+  return {
+    env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir },
+    inspect: (read) => readCopy(dataDir, read),
+    commits: null,
+    close: async () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Runs `kills` rounds of: start the gateway, stream deliveries, wait for the round's phase, kill -9, check. On
+ * PGlite a commit cannot be held from outside the process, so the ingest phases are not aimed at; the rounds
+ * meant for them kill at a random moment of the stream, and what they caught in flight is counted where it landed.
+ */
 export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummary> {
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const rand = seededRandom(seed);
   const between = (min: number, max: number) => min + rand() * (max - min);
   const log = options.log ?? (() => {});
-  const target = new URL(options.databaseUrl);
-  const sql = postgres(options.databaseUrl, { max: 2, onnotice: () => {} });
-  await sql.unsafe(`alter database ${target.pathname.slice(1)} set client_connection_check_interval = '10ms'`);
+  const place = options.databaseUrl ? await postgresPlace(options.databaseUrl) : pglitePlace();
+  const { commits } = place;
   const downstream = await startDownstream();
-  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
-  const viaProxy = new URL(options.databaseUrl);
-  viaProxy.port = String(proxy.port);
 
   const configFile = join(mkdtempSync(join(tmpdir(), 'oncehook-crash-')), 'config.json');
   const action = ({ path, safeguard, topic }: (typeof ACTIONS)[number]) => ({
@@ -110,13 +179,10 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
   const start = () =>
     spawnGateway({
       args: ['--config', configFile, '--lease-grace-ms', String(LEASE_GRACE_MS)],
-      env: { DATABASE_URL: viaProxy.toString() },
+      env: { ...place.env, ONCEHOOK_ADMIN_TOKEN: ADMIN_TOKEN },
     });
 
   let gateway: GatewayProcess | undefined;
-  const setCommitDelay = (ms: number) => sql`update chaos_commit_delay set ms = ${ms}`;
-  const sleepingCommits = async () =>
-    (await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event = 'PgSleep'`)[0]!.n;
 
   // Deliveries stream in from three senders for the whole run; only what is answered 2xx is a promise.
   const answered: Answered[] = [];
@@ -168,7 +234,6 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
 
   try {
     gateway = await start();
-    await installSlowCommit(sql);
     senders = [sender(), sender(), sender()];
     for (let kill = 0; kill < options.kills; kill++) {
       // Every phase in turn, in a shuffled order each cycle, so a short run still aims at each of them.
@@ -176,14 +241,17 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
       const planned = order[kill % PHASES.length]!;
       gateway ??= await start();
       await sleep(between(20, 150));
-      if (planned === 'ingest-before-commit' || planned === 'ingest-after-commit') {
+      if ((planned === 'ingest-before-commit' || planned === 'ingest-after-commit') && !commits) {
         script({ status: 201 });
-        await setCommitDelay(planned === 'ingest-before-commit' ? 400 : 150);
-        await until(async () => (await sleepingCommits()) > 0, 3000);
+        await sleep(between(0, 300));
+      } else if (planned === 'ingest-before-commit' || planned === 'ingest-after-commit') {
+        script({ status: 201 });
+        await commits!.setDelay(planned === 'ingest-before-commit' ? 400 : 150);
+        await until(async () => (await commits!.sleeping()) > 0, 3000);
         if (planned === 'ingest-before-commit') await sleep(between(0, 250));
         else {
-          proxy.holdReplies();
-          await until(async () => (await sleepingCommits()) === 0, 3000);
+          commits!.holdReplies();
+          await until(async () => (await commits!.sleeping()) === 0, 3000);
           await sleep(20);
         }
       } else if (planned === 'attempt-before-effect') {
@@ -200,46 +268,58 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
         await sleep(between(0, 150));
       }
 
-      const committing = (await sleepingCommits()) > 0;
+      const committing = commits ? (await commits.sleeping()) > 0 : null;
       const caught = [...inFlight].map((p) => p.deliveryId);
       const open = downstream.open();
       const renewed = open.some((o) => performance.now() - o.at > RENEWAL_MS);
       await gateway.kill();
       gateway = undefined;
-      proxy.release();
-      await setCommitDelay(0);
+      commits?.release();
+      await commits?.setDelay(0);
 
-      const committed = new Set(
-        (await sql<{ delivery_id: string }[]>`select delivery_id from deliveries where delivery_id = any(${caught})`).map((r) => r.delivery_id),
-      );
+      const [committed, now] = await place.inspect(async (db) => [
+        new Set((await rowsOf<{ delivery_id: string }>(db, sql`select delivery_id from deliveries where delivery_id in ${idsIn(caught)}`)).map((r) => r.delivery_id)),
+        await violations(db, downstream, answered, ACTIONS),
+      ] as const);
       const landed: Phase[] = [];
       // A transaction was held at COMMIT when the process died, and a delivery it carried is absent: rolled back.
-      if (committing && caught.some((id) => !committed.has(id))) landed.push('ingest-before-commit');
+      // On PGlite, where nothing holds a commit, a delivery caught in flight and absent died before its commit.
+      if (committing !== false && caught.some((id) => !committed.has(id))) landed.push('ingest-before-commit');
       if (caught.some((id) => committed.has(id))) landed.push('ingest-after-commit');
       if (open.some((o) => !o.committed)) landed.push('attempt-before-effect');
       if (open.some((o) => o.committed)) landed.push('attempt-after-effect');
       if (renewed) landed.push('lease-renewal');
       for (const phase of landed) phases[phase]++;
-
-      const now = await violations(sql, downstream, answered, ACTIONS);
       found.push(...now.map((v) => `kill ${kill + 1} (${planned}): ${v}`));
       log(`kill ${kill + 1}/${options.kills} aimed at ${planned}, landed in ${landed.join(', ') || 'a quiet moment'}; ${answered.length} answered so far; ${now.length} violations`);
     }
 
-    // The last restart: traffic stops, every task settles, and each effect is counted.
+    // The last restart: traffic stops, every task settles, and each effect is counted once the gateway stops.
     gateway = await start();
     sending = false;
     await Promise.all(senders);
     script({ status: 201 });
-    if (!(await until(() => allSettled(sql), 30_000))) found.push('tasks did not settle within 30 s of the last restart');
-    found.push(...(await violations(sql, downstream, answered, ACTIONS)), ...(await settledViolations(sql, downstream, ACTIONS)));
-    const [tasks] = await sql<{ n: number }[]>`select count(*)::int as n from tasks`;
+    const api = adminApi(gateway.url);
+    const unsettled = async () => {
+      const { json } = await api('/api/stats');
+      return (json.tasks as { state: string; count: number }[]).filter((s) => !SETTLED.includes(s.state)).reduce((n, s) => n + s.count, 0);
+    };
+    if (!(await until(async () => (await unsettled()) === 0, 30_000))) found.push('tasks did not settle within 30 s of the last restart');
+    await gateway.stop();
+    gateway = undefined;
+    const [settled, whole, tasks] = await place.inspect(async (db) => [
+      await allSettled(db),
+      [...(await violations(db, downstream, answered, ACTIONS)), ...(await settledViolations(db, downstream, ACTIONS))],
+      (await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks`))[0]!.n,
+    ] as const);
+    if (!settled) found.push('the stats said every task settled, the tables do not');
+    found.push(...whole);
     return {
       seed,
       kills: options.kills,
       deliveries: answered.length,
       accepted: answered.filter((a) => a.decision === 'accepted').length,
-      tasks: tasks!.n,
+      tasks,
       effects: downstream.effects().length,
       requests: downstream.requests().length,
       phases,
@@ -249,8 +329,7 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
     sending = false;
     await Promise.allSettled(senders);
     await gateway?.stop();
-    await proxy.close();
     await downstream.close();
-    await sql.end();
+    await place.close();
   }
 }

@@ -1,4 +1,6 @@
-import type postgres from 'postgres';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../src/store/connect.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 import type { Downstream } from './downstream.ts';
 
 /** What keeps an action from a second effect when an outcome is unknown: its key, its lookup, or a person. */
@@ -18,7 +20,10 @@ export interface Answered {
 }
 
 const STATES = ['awaiting_approval', 'pending', 'in_progress', 'succeeded', 'outcome_unknown', 'needs_review', 'failed', 'cancelled'];
-const SETTLED = ['succeeded', 'failed', 'needs_review', 'cancelled'];
+export const SETTLED = ['succeeded', 'failed', 'needs_review', 'cancelled'];
+
+/** A list of IDs as one parameter, read the same way by both engines. */
+export const idsIn = (ids: readonly string[]) => sql`(select jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`;
 
 const count = <T>(items: T[], key: (item: T) => string | undefined) => {
   const counts = new Map<string, number>();
@@ -36,33 +41,41 @@ const count = <T>(items: T[], key: (item: T) => string | undefined) => {
  * with neither was sent a task twice — any second send would be a resend of an ambiguous attempt, because
  * this downstream answers every request it reads with a 2xx or not at all.
  */
-export async function violations(sql: postgres.Sql, downstream: Downstream, answered: Answered[], actions: WatchedAction[]): Promise<string[]> {
+export async function violations(db: Db, downstream: Downstream, answered: Answered[], actions: WatchedAction[]): Promise<string[]> {
   const found: string[] = [];
   const receipts = answered.map((a) => a.receipt);
   const stored = new Map(
-    (await sql<{ id: string; decision: string }[]>`select id, decision from deliveries where id = any(${receipts})`).map((r) => [r.id, r.decision]),
+    (await rowsOf<{ id: string; decision: string }>(db, sql`select id, decision from deliveries where id in ${idsIn(receipts)}`)).map((r) => [
+      r.id,
+      r.decision,
+    ]),
   );
   const named = answered.flatMap((a) => a.tasks);
-  const tasks = new Set((await sql<{ id: string }[]>`select id from tasks where id = any(${named})`).map((r) => r.id));
+  const tasks = new Set((await rowsOf<{ id: string }>(db, sql`select id from tasks where id in ${idsIn(named)}`)).map((r) => r.id));
   for (const a of answered) {
     if (!stored.has(a.receipt)) found.push(`receipt ${a.receipt} was answered ${a.decision} but is not stored`);
     else if (stored.get(a.receipt) !== a.decision) found.push(`receipt ${a.receipt} was answered ${a.decision} but is stored as ${stored.get(a.receipt)}`);
     for (const id of a.tasks) if (!tasks.has(id)) found.push(`task ${id} was announced by ${a.receipt} but does not exist`);
   }
 
-  const [whole] = await sql<{ keys: number; events: number; orphan_tasks: number; accepted_empty: number }[]>`
+  const [whole] = await rowsOf<{ keys: number; events: number; orphan_tasks: number; accepted_empty: number }>(
+    db,
+    sql`
     select
       (select count(*)::int from delivery_keys k where not exists (select 1 from deliveries d where d.id = k.first_delivery)) as keys,
       (select count(*)::int from event_keys k where not exists (select 1 from deliveries d where d.id = k.first_delivery)) as events,
       (select count(*)::int from tasks t where not exists (select 1 from deliveries d where d.id = t.delivery_id)) as orphan_tasks,
       (select count(*)::int from deliveries d where d.decision = 'accepted'
-         and not exists (select 1 from tasks t where t.delivery_id = d.id)) as accepted_empty`;
+         and not exists (select 1 from tasks t where t.delivery_id = d.id)) as accepted_empty`,
+  );
   for (const [what, n] of Object.entries(whole!)) if (n > 0) found.push(`half-written: ${n} ${what}`);
 
-  const rows = await sql<{ id: string; state: string; leased: boolean; open: number }[]>`
-    select t.id, t.state, (t.lease_owner is not null and t.lease_expires_at is not null) as leased,
+  const rows = await rowsOf<{ id: string; state: string; leased: boolean; open: number }>(
+    db,
+    sql`select t.id, t.state, (t.lease_owner is not null and t.lease_expires_at is not null) as leased,
       (select count(*)::int from attempts a where a.task_id = t.id and a.finished_at is null) as open
-    from tasks t`;
+    from tasks t`,
+  );
   for (const row of rows) {
     if (!STATES.includes(row.state)) found.push(`task ${row.id} is in an unknown state ${row.state}`);
     if (row.leased !== (row.state === 'in_progress')) found.push(`task ${row.id} is ${row.state} with${row.leased ? '' : 'out'} a lease`);
@@ -82,9 +95,9 @@ export async function violations(sql: postgres.Sql, downstream: Downstream, answ
 }
 
 /** Once every task has settled: each one with a key or lookup has exactly one effect; the rest at most one, or a person decides. */
-export async function settledViolations(sql: postgres.Sql, downstream: Downstream, actions: WatchedAction[]): Promise<string[]> {
+export async function settledViolations(db: Db, downstream: Downstream, actions: WatchedAction[]): Promise<string[]> {
   const found: string[] = [];
-  const rows = await sql<{ id: string; action: string; state: string }[]>`select id, action, state from tasks`;
+  const rows = await rowsOf<{ id: string; action: string; state: string }>(db, sql`select id, action, state from tasks`);
   for (const { path, safeguard } of actions) {
     const action = path.slice(1);
     const effects = count(downstream.effects(path), (e) => e.key);
@@ -101,7 +114,7 @@ export async function settledViolations(sql: postgres.Sql, downstream: Downstrea
 }
 
 /** Whether every task has settled. */
-export async function allSettled(sql: postgres.Sql): Promise<boolean> {
-  const [row] = await sql<{ n: number }[]>`select count(*)::int as n from tasks where state <> all(${SETTLED})`;
+export async function allSettled(db: Db): Promise<boolean> {
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where state not in ${idsIn(SETTLED)}`);
   return row!.n === 0;
 }
