@@ -270,7 +270,8 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
 
       const committing = commits ? (await commits.sleeping()) > 0 : null;
       const caught = [...inFlight].map((p) => p.deliveryId);
-      const open = downstream.open();
+      // Copies: a downstream commit goes on after the kill and would change where the kill is counted as landing.
+      const open = downstream.open().map((o) => ({ ...o }));
       const renewed = open.some((o) => performance.now() - o.at > RENEWAL_MS);
       await gateway.kill();
       gateway = undefined;
