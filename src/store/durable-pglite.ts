@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
@@ -89,13 +89,25 @@ function flushPath(path: string, syncs: DiskSyncs): void {
   }
 }
 
+/**
+ * Written, and flushed, once a directory has been flushed whole. Not `PG_VERSION`: PGlite's initdb copies that in
+ * with the rest, so a process killed between the copy and the flush would leave a directory the next start
+ * takes for an old one, its files never flushed.
+ */
+const FLUSHED = '.oncehook-flushed';
+
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return. */
 export async function openDurablePglite(dataDir: string): Promise<{ client: PGlite; syncs: DiskSyncs }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0 };
-  const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
   const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START });
   // A new directory is written by PGlite's initdb, copied in file by file with no flush: flush it once,
   // before anything is stored in it.
-  if (fresh) flushTree(dataDir, syncs);
+  const marker = join(dataDir, FLUSHED);
+  if (!existsSync(marker)) {
+    flushTree(dataDir, syncs);
+    writeFileSync(marker, '');
+    flushPath(marker, syncs);
+    flushPath(dataDir, syncs);
+  }
   return { client, syncs };
 }
