@@ -232,8 +232,8 @@ program
 addAdminCommands(program);
 
 program.parseAsync().catch(async (error: unknown) => {
-  const { ConfigError } = await import('../config/load.ts');
-  if (error instanceof ConfigError) console.error(error.message);
+  const [{ ConfigError }, { DataDirInUseError }] = await Promise.all([import('../config/load.ts'), import('../store/data-dir-lock.ts')]);
+  if (error instanceof ConfigError || error instanceof DataDirInUseError) console.error(error.message);
   else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
 });

@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
+import { lockDataDir } from './data-dir-lock.ts';
 import { openDurablePglite, type DiskSyncs } from './durable-pglite.ts';
 import { preparing } from './prepared.ts';
 import { preparePglite } from './prepared-pglite.ts';
@@ -71,9 +71,15 @@ function openPostgres(url: string, max: number): Store {
 async function openPglite(dataDir: string | undefined): Promise<Store> {
   let client: PGlite;
   let diskSyncs: DiskSyncs | null = null;
+  let release = () => {};
   if (dataDir) {
-    mkdirSync(dataDir, { recursive: true });
-    ({ client, syncs: diskSyncs } = await openDurablePglite(dataDir));
+    release = lockDataDir(dataDir);
+    try {
+      ({ client, syncs: diskSyncs } = await openDurablePglite(dataDir));
+    } catch (error) {
+      release();
+      throw error;
+    }
   } else {
     client = await PGlite.create({});
   }
@@ -91,6 +97,7 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
     },
     async close() {
       if (!client.closed) await client.close();
+      release();
     },
   };
 }

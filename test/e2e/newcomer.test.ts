@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
 import { runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What the README promises a newcomer: `npm start` serves on embedded PGlite with the example config, and
@@ -15,6 +16,8 @@ describe('npm start on the embedded default', () => {
   });
   afterAll(async () => {
     await gateway?.stop();
+    // A clean stop gives the directory back.
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -36,6 +39,19 @@ describe('npm start on the embedded default', () => {
 
     const otherSubscription = await send('--delivery-id', 'sample-2');
     expect(JSON.parse(otherSubscription.stdout)).toMatchObject({ decision: 'duplicate_event' });
+  });
+
+  // PGlite keeps no lock of its own: a second `npm start` or `oncehook migrate` on a running gateway's directory
+  // ran a second PostgreSQL on the same files. (A lock left by kill -9 is taken over: forward-kill.test.ts.)
+  it('refuses a second process on its data directory, naming the one that has it', async () => {
+    const env = { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_CONFIG: undefined };
+    const refusal = `in use by process ${gateway.child.pid}`;
+    await expect(spawnGateway({ env })).rejects.toThrow(refusal);
+    const migrate = await runCli(['migrate'], env);
+    expect(migrate.code).toBe(1);
+    expect(migrate.stderr).toContain(refusal);
+    expect(migrate.stderr).not.toMatch(/^\s+at /m);
+    expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
   });
 
   it('send-sample names an unknown source and exits non-zero', async () => {

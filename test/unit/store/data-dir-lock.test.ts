@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DataDirInUseError, LOCK_FILE, lockDataDir, startTime } from '../../../src/store/data-dir-lock.ts';
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'oncehook-lock-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Another live process, standing for a gateway that holds a directory. */
+function otherProcess(): ChildProcess {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+  children.push(child);
+  return child;
+}
+
+const holdBy = (dir: string, holder: object) => writeFileSync(join(dir, LOCK_FILE), JSON.stringify(holder));
+const lockedBy = (dir: string) => JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid as number;
+
+describe('the embedded data directory lock', () => {
+  it('is taken by one process and refused to the next while it runs, naming it', async () => {
+    const dir = dataDir();
+    const other = otherProcess();
+    await new Promise((resolve) => other.once('spawn', resolve));
+    holdBy(dir, { pid: other.pid, started: startTime(other.pid!) });
+    expect(() => lockDataDir(dir)).toThrow(DataDirInUseError);
+    expect(() => lockDataDir(dir)).toThrow(`in use by process ${other.pid}`);
+    expect(lockedBy(dir)).toBe(other.pid);
+  });
+
+  it('takes over a lock whose process is gone, or whose PID now names another process or this one', async () => {
+    const dead = otherProcess();
+    await new Promise((resolve) => dead.once('exit', resolve).kill('SIGKILL'));
+    const reused = otherProcess();
+    await new Promise((resolve) => reused.once('spawn', resolve));
+    const stale = [
+      { pid: dead.pid, started: null },
+      { pid: reused.pid, started: 'another start' },
+      { pid: process.pid, started: null },
+      'half written {',
+    ];
+    for (const holder of stale) {
+      const dir = dataDir();
+      if (typeof holder === 'string') writeFileSync(join(dir, LOCK_FILE), holder);
+      else holdBy(dir, holder);
+      const release = lockDataDir(dir);
+      expect(lockedBy(dir)).toBe(process.pid);
+      release();
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+    }
+  });
+
+  it('creates the directory, leaves nothing else in it, and releases only its own lock', () => {
+    const dir = join(dataDir(), 'new');
+    const release = lockDataDir(dir);
+    expect(readdirSync(dir)).toEqual([LOCK_FILE]);
+    expect(() => lockDataDir(dir)).not.toThrow(); // this process's own PID: a restart in a fresh PID namespace
+    holdBy(dir, { pid: 1, started: 'someone else' });
+    release();
+    expect(lockedBy(dir)).toBe(1);
+  });
+});
