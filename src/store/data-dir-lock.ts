@@ -68,6 +68,15 @@ function readOrNull(path: string): string | null {
   }
 }
 
+/** Another process taking over the same stale lock may have removed it first. */
+function removeIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
 /**
  * Takes the embedded data directory for this process, or throws DataDirInUseError naming the process that
  * has it. PGlite keeps no lock of its own, and two processes on one directory each run a whole PostgreSQL on
@@ -99,7 +108,7 @@ export function lockDataDir(dataDir: string): () => void {
     if (holder && alive(holder)) throw new DataDirInUseError(dataDir, holder.pid);
     // Stale. Removed only if it is still the file just read: a process that took it over meanwhile keeps it,
     // and this one finds that process alive on the next turn.
-    if (readOrNull(path) === text) unlinkSync(path);
+    if (readOrNull(path) === text) removeIfThere(path);
   }
   throw new Error(`could not take ${path}: other processes kept replacing it`);
 }

@@ -25,6 +25,29 @@ function otherProcess(): ChildProcess {
   return child;
 }
 
+const LOCK_MODULE = new URL('../../../src/store/data-dir-lock.ts', import.meta.url).href;
+
+/** A process that waits for the go, then takes the lock and holds it until the others have tried. */
+const RACER = `
+const { existsSync } = require('node:fs');
+(async () => {
+  const { lockDataDir } = await import(process.env.LOCK_MODULE);
+  console.log('ready');
+  while (!existsSync(process.env.LOCK_GO)) await new Promise((resolve) => setTimeout(resolve, 1));
+  try {
+    lockDataDir(process.env.LOCK_DIR);
+    console.log('took');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+  } catch (error) {
+    console.log(error.name === 'DataDirInUseError' ? 'refused' : 'failed: ' + error.message);
+  }
+})();
+`;
+
+async function waitFor(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
 const holdBy = (dir: string, holder: object) => writeFileSync(join(dir, LOCK_FILE), JSON.stringify(holder));
 const lockedBy = (dir: string) => JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid as number;
 
@@ -60,6 +83,31 @@ describe('the embedded data directory lock', () => {
       expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
     }
   });
+
+  it('lets exactly one of several processes racing for it have it, with no lock there or a stale one', async () => {
+    const dead = otherProcess();
+    await new Promise((resolve) => dead.once('exit', resolve).kill('SIGKILL'));
+    for (const start of ['none', 'stale']) {
+      const dir = dataDir();
+      if (start === 'stale') holdBy(dir, { pid: dead.pid, started: null });
+      const go = join(dir, '..', `go-${start}`);
+      const racers = Array.from({ length: 6 }, () => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '-e', RACER], {
+          env: { ...process.env, LOCK_MODULE: LOCK_MODULE, LOCK_DIR: dir, LOCK_GO: go },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        children.push(child);
+        let out = '';
+        child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        return { ready: waitFor(() => out.includes('ready')), result: new Promise<string>((resolve) => child.once('exit', () => resolve(out))) };
+      });
+      await Promise.all(racers.map((r) => r.ready));
+      writeFileSync(go, '');
+      const results = await Promise.all(racers.map((r) => r.result));
+      expect(results.filter((out) => out.includes('took')), results.join(' | ')).toHaveLength(1);
+      expect(results.filter((out) => out.includes('refused')), results.join(' | ')).toHaveLength(5);
+    }
+  }, 30_000);
 
   it('creates the directory, leaves nothing else in it, and releases only its own lock', () => {
     const dir = join(dataDir(), 'new');
