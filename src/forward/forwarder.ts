@@ -150,15 +150,17 @@ export class Forwarder {
   async #tick(): Promise<void> {
     let wait = this.#options.pollMs;
     try {
+      let claimedAt: number;
       do {
         this.#again = false;
         if (this.#refillWaits()) return;
         // The claim first: a task that just arrived is not kept waiting behind the look for expired leases.
+        claimedAt = performance.now();
         await this.#claim();
         await this.#reclaim();
       } while (this.#again && !this.#stopped);
       if (this.#freeSlots() > 0) {
-        const due = await nextDueInMs(this.#deps.store.db);
+        const due = await nextDueInMs(this.#deps.store.db, performance.now() - claimedAt);
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {

@@ -187,19 +187,27 @@ export async function claimTasks(
   );
 }
 
-/** Milliseconds until the next task may be due (0 when one already is), or null when nothing waits. */
-export async function nextDueInMs(db: Db): Promise<number | null> {
-  // Only future times: a task already due but not claimed is either locked by another worker or blocked
-  // (a paused destination, a step waiting for its sibling), and a notification or the poll brings it back.
+/**
+ * Milliseconds until the next task may be due (0 when one already is), or null when nothing waits.
+ * `sinceClaimMs`: how long ago the last claim looked.
+ */
+export async function nextDueInMs(db: Db, sinceClaimMs: number): Promise<number | null> {
+  // Only times after the last claim: a task due before it and not claimed is either locked by another worker
+  // or blocked (a paused destination, a step waiting for its sibling), and a notification or the poll brings
+  // it back; one that fell due since (a short backoff) is due now. No `greatest(0, …)` in the statement: it
+  // skips nulls, so "nothing waits" came back as 0, and an idle forwarder looked again every 10 ms instead
+  // of every poll (measured: 160 statements a second on an idle gateway).
   const [row] = await rowsOf<{ ms: number | null }>(
     db,
-    sql`${PREPARED}select greatest(0, extract(epoch from least(
-        (select min(next_attempt_at) from tasks where state in ('pending', 'outcome_unknown') and next_attempt_at > now()),
+    sql`${PREPARED}select (extract(epoch from least(
+        (select min(next_attempt_at) from tasks where state in ('pending', 'outcome_unknown')
+           and next_attempt_at > now() - ${Math.ceil(sinceClaimMs)} * interval '1 millisecond'),
         (select min(cooldown_until) from destinations where cooldown_until > now()),
         (select min(lease_expires_at) from tasks where state = 'in_progress')
       ) - now()) * 1000)::float8 as ms`,
   );
-  return row?.ms ?? null;
+  const ms = row?.ms ?? null;
+  return ms === null ? null : Math.max(0, ms);
 }
 
 /** Pushes a held lease forward; false when it is no longer this worker's (it expired and was reclaimed). */
