@@ -11,11 +11,11 @@ import { readCopy } from '../support/data-dir-copy.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
+import { SETTLED, unsettledInStats } from '../support/invariants.ts';
 import { spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 /** The downstream commits each effect at once and answers late, so a kill lands between the two. */
 const SLOW = { status: 201, delayMs: 400 } as const;
-const UNSETTLED = ['awaiting_approval', 'pending', 'in_progress', 'outcome_unknown'];
 
 /** Where the gateway stores, and how the test reads it. */
 interface Place {
@@ -117,17 +117,14 @@ describe.each(engines)('kill -9 while attempts are in flight, then restart, on $
     // The restarted gateway recovers the store itself (on PGlite: replays its log) and settles every task.
     gateway = await start();
     const api = adminApi(gateway.url);
-    await waitFor(async () => {
-      const { json } = await api('/api/stats');
-      return json.tasks.every((s: { state: string; count: number }) => !UNSETTLED.includes(s.state) || s.count === 0);
-    }, 30_000);
+    await waitFor(async () => (await unsettledInStats(api)) === 0, 30_000);
     await gateway.stop();
     gateway = undefined;
 
     const store = await place.open();
     try {
       const states = await rowsOf<{ id: string; action: string; state: string }>(store.db, sql`select id, action, state from tasks`);
-      expect(states.filter((row) => UNSETTLED.includes(row.state))).toEqual([]);
+      expect(states.filter((row) => !SETTLED.includes(row.state))).toEqual([]);
       const stored = new Map(states.map((row) => [row.id, row]));
       expect(accepted.length).toBeGreaterThan(0);
       expect(accepted.filter((id) => !stored.has(id))).toEqual([]);

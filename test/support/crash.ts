@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, adminApi } from './admin.ts';
 import { readCopy } from './data-dir-copy.ts';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from './deliveries.ts';
 import { startDownstream, type Step } from './downstream.ts';
-import { allSettled, idsIn, SETTLED, settledViolations, violations, type Answered, type WatchedAction } from './invariants.ts';
+import { allSettled, idsIn, settledViolations, unsettledInStats, violations, type Answered, type WatchedAction } from './invariants.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
 import { startProxy } from './tcp-proxy.ts';
 import { seededRandom } from './random.ts';
@@ -301,11 +301,7 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
     await Promise.all(senders);
     script({ status: 201 });
     const api = adminApi(gateway.url);
-    const unsettled = async () => {
-      const { json } = await api('/api/stats');
-      return (json.tasks as { state: string; count: number }[]).filter((s) => !SETTLED.includes(s.state)).reduce((n, s) => n + s.count, 0);
-    };
-    if (!(await until(async () => (await unsettled()) === 0, 30_000))) found.push('tasks did not settle within 30 s of the last restart');
+    if (!(await until(async () => (await unsettledInStats(api)) === 0, 30_000))) found.push('tasks did not settle within 30 s of the last restart');
     await gateway.stop();
     gateway = undefined;
     const [settled, whole, tasks] = await place.inspect(async (db) => [

@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../src/store/connect.ts';
+import { inList } from '../../src/store/queries/task-filter.ts';
 import { rowsOf } from '../../src/store/rows.ts';
+import type { adminApi } from './admin.ts';
 import type { Downstream } from './downstream.ts';
 
 /** What keeps an action from a second effect when an outcome is unknown: its key, its lookup, or a person. */
@@ -115,6 +117,15 @@ export async function settledViolations(db: Db, downstream: Downstream, actions:
 
 /** Whether every task has settled. */
 export async function allSettled(db: Db): Promise<boolean> {
-  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where state not in ${idsIn(SETTLED)}`);
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where state not in ${inList(SETTLED)}`);
   return row!.n === 0;
+}
+
+/**
+ * How many tasks a running gateway's `/api/stats` counts as not settled: how to watch an embedded gateway,
+ * whose store only it may open.
+ */
+export async function unsettledInStats(api: ReturnType<typeof adminApi>): Promise<number> {
+  const { json } = await api('/api/stats');
+  return (json.tasks as { state: string; count: number }[]).filter((s) => !SETTLED.includes(s.state)).reduce((n, s) => n + s.count, 0);
 }

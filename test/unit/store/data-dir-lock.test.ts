@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DataDirInUseError, LOCK_FILE, lockDataDir, startTime } from '../../../src/store/data-dir-lock.ts';
+import { waitFor } from '../../support/forwarding.ts';
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -43,10 +44,6 @@ const { existsSync } = require('node:fs');
   }
 })();
 `;
-
-async function waitFor(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 const holdBy = (dir: string, holder: object) => writeFileSync(join(dir, LOCK_FILE), JSON.stringify(holder));
 const lockedBy = (dir: string) => JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid as number;
@@ -99,7 +96,7 @@ describe('the embedded data directory lock', () => {
         children.push(child);
         let out = '';
         child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        return { ready: waitFor(() => out.includes('ready')), result: new Promise<string>((resolve) => child.once('exit', () => resolve(out))) };
+        return { ready: waitFor(() => out.includes('ready'), 20_000), result: new Promise<string>((resolve) => child.once('exit', () => resolve(out))) };
       });
       await Promise.all(racers.map((r) => r.ready));
       writeFileSync(go, '');
