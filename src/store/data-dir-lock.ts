@@ -87,10 +87,10 @@ export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
   const mine = JSON.stringify({ pid: process.pid, started: startTime(process.pid) } satisfies Holder);
+  // Written whole first, then linked into place (which fails if the lock exists): no process ever reads a
+  // lock file that is only half there.
+  const own = `${path}.${process.pid}`;
   for (let attempt = 0; attempt < 5; attempt++) {
-    // Written whole first, then linked into place (which fails if the lock exists): no process ever reads a
-    // lock file that is only half there.
-    const own = `${path}.${process.pid}`;
     writeFileSync(own, mine);
     try {
       linkSync(own, path);
