@@ -24,7 +24,10 @@ export default defineConfig({
         },
       },
       // Real processes and a real browser: slower when the whole suite shares two cores, so a wider margin.
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 90_000 } },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 90_000, globalSetup: ['test/e2e/build-once.ts'] },
+      },
       {
         extends: true,
         test: {

@@ -3,16 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
-import { runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { LAUNCHER, runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What the README promises a newcomer: `npm start` serves on embedded PGlite with the example config, and
-// `oncehook send-sample` shows a delivery accepted, then deduplicated.
+// `oncehook send-sample` shows a delivery accepted, then deduplicated. Through the launcher `npm start` runs
+// (the sources through tsx), not the run's compiled build the other e2e tests start.
 describe('npm start on the embedded default', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'oncehook-newcomer-'));
+  const checkout = { bin: LAUNCHER };
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
-    gateway = await spawnGateway({ env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_CONFIG: undefined } });
+    gateway = await spawnGateway({ env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_CONFIG: undefined }, ...checkout });
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -29,7 +31,7 @@ describe('npm start on the embedded default', () => {
 
   it('accepts a signed sample, then answers its repeat as a duplicate', async () => {
     const send = (...extra: string[]) =>
-      runCli(['send-sample', 'shop', '--url', gateway.url, '--json', '--event-id', '9001', ...extra]);
+      runCli(['send-sample', 'shop', '--url', gateway.url, '--json', '--event-id', '9001', ...extra], {}, checkout);
     const first = await send('--delivery-id', 'sample-1');
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ decision: 'accepted', eventId: '9001' });
@@ -46,8 +48,8 @@ describe('npm start on the embedded default', () => {
   it('refuses a second process on its data directory, naming the one that has it', async () => {
     const env = { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_CONFIG: undefined };
     const refusal = `in use by process ${gateway.child.pid}`;
-    await expect(spawnGateway({ env })).rejects.toThrow(refusal);
-    const migrate = await runCli(['migrate'], env);
+    await expect(spawnGateway({ env, ...checkout })).rejects.toThrow(refusal);
+    const migrate = await runCli(['migrate'], env, checkout);
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toContain(refusal);
     expect(migrate.stderr).not.toMatch(/^\s+at /m);
@@ -55,7 +57,7 @@ describe('npm start on the embedded default', () => {
   });
 
   it('send-sample names an unknown source and exits non-zero', async () => {
-    const result = await runCli(['send-sample', 'nope', '--url', gateway.url]);
+    const result = await runCli(['send-sample', 'nope', '--url', gateway.url], {}, checkout);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no source "nope"');
   });

@@ -1,45 +1,29 @@
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../support/engine.ts';
-import { binIn, REPO, runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { buildInto, npm } from '../support/build.ts';
+import { binIn, BUILT_CHECKOUT_ENV, REPO, runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What the Dockerfile does, without Docker: build from the sources in one directory, then install the build
 // with production dependencies only in another, and run it there. `tsx` is a devDependency, so it is absent
 // and bin/oncehook.js must fall back to dist/; no src/ is copied, so nothing can quietly come from it.
 
-/** The files the build reads; the Dockerfile's build stage copies the same. */
-const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'adapters', 'scripts'];
 /** The files a production install holds; the Dockerfile's run stage copies the same (dist from the build). */
 const RUN_INPUTS = ['package.json', 'package-lock.json', 'bin', 'oncehook.config.json', 'scripts/patch-postgres.mjs'];
 
-function npm(args: string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`npm ${args.join(' ')} in ${cwd} exited with ${code}:\n${output}`)),
-    );
-  });
-}
-
 describe('the production build, installed with --omit=dev', () => {
   const root = mkdtempSync(join(tmpdir(), 'oncehook-production-'));
-  const build = join(root, 'build');
   const app = join(root, 'app');
 
   beforeAll(async () => {
-    mkdirSync(build);
-    for (const entry of BUILD_INPUTS) cpSync(join(REPO, entry), join(build, entry), { recursive: true });
-    // The checkout's dev dependencies (TypeScript, @types/node) are what a build needs; linking them saves
-    // a second full install, and the build writes nothing into the checkout.
-    symlinkSync(join(REPO, 'node_modules'), join(build, 'node_modules'), 'junction');
-    await npm(['run', 'build'], build);
+    // The e2e project's global setup already ran `npm run build` on the same inputs for the run.
+    let build = process.env[BUILT_CHECKOUT_ENV];
+    if (!build) {
+      build = join(root, 'build');
+      await buildInto(build);
+    }
 
     mkdirSync(app);
     for (const entry of RUN_INPUTS) cpSync(join(REPO, entry), join(app, entry), { recursive: true });
