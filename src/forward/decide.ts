@@ -1,4 +1,4 @@
-import type { AttemptFinish, ClaimedTask } from '../store/atomic.ts';
+import { CLAIM_MODES, type AttemptFinish, type ClaimedTask } from '../store/atomic.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { backoffMs } from './backoff.ts';
 import { OUTCOME_CLASSES, type Verdict } from './classify.ts';
@@ -15,6 +15,24 @@ export type Decision = Pick<
  * `outcome_unknown`, and the claim reconciles it by the rules of CONTRACT.md in database time.
  */
 export function decide(verdict: Verdict, task: ClaimedTask, route: Route): Decision {
+  const decision = decideAttempt(verdict, task, route);
+  return task.mode === CLAIM_MODES.send && task.priorState === TASK_STATES.outcomeUnknown ? stillUnknown(decision, verdict) : decision;
+}
+
+/**
+ * A resend of an unknown outcome (the claim makes one only under a key the downstream still keeps) that
+ * confirms nothing leaves the outcome unknown: the first attempt may have taken effect. Sent back to
+ * `pending` after a 503 or a refused connection, the task went out next as a plain send, with no look at the
+ * key's age: past the retention, a possible second effect. As `outcome_unknown` the next claim decides
+ * again — the same key while it is kept, else the lookup, else a person. Only a success, or the downstream's
+ * verdict on the input itself, ends it; a pause or a cooldown of the destination still applies.
+ */
+function stillUnknown(decision: Decision, verdict: Verdict): Decision {
+  if (decision.state === TASK_STATES.succeeded || verdict.class === OUTCOME_CLASSES.rejected) return decision;
+  return { ...decision, state: TASK_STATES.outcomeUnknown, decision: 'reconcile: the resend confirmed nothing, and the first attempt may have taken effect' };
+}
+
+function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decision {
   const { config } = route;
   const base = { status: verdict.status, reference: null, notBefore: null, destination: null, delayMs: 0 };
   switch (verdict.class) {

@@ -19,6 +19,7 @@ let downstream: Downstream;
 /** Cooldowns and pauses apply to a whole origin, so those cases get downstreams of their own. */
 let cooling: Downstream;
 let refusing: Downstream;
+let keeping: Downstream;
 let closedPort: number;
 
 async function freePort(): Promise<number> {
@@ -30,7 +31,7 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  [downstream, cooling, refusing] = await Promise.all([startDownstream(), startDownstream(), startDownstream()]);
+  [downstream, cooling, refusing, keeping] = await Promise.all([startDownstream(), startDownstream(), startDownstream(), startDownstream()]);
   closedPort = await freePort();
   const to = (path: string, extra: object = {}) => ({ url: `${downstream.url}${path}`, topics: [path.slice(1)], ...FAST, ...extra });
   gateway = await startTestGateway(
@@ -52,6 +53,7 @@ beforeAll(async () => {
       dns: { ...to('/dns'), url: 'http://oncehook-test.invalid/dns', maxAttempts: 1 },
       tls: { ...to('/tls'), url: `${downstream.url.replace('http:', 'https:')}/tls`, maxAttempts: 1 },
       unanswered: to('/unanswered', { lookup: `${downstream.url}/unanswered/lookup?key={key}`, maxAttempts: 2 }),
+      resent: { ...to('/resent', { idempotency: 'key', keyRetention: '1500ms' }), url: `${keeping.url}/resent` },
       // A lookup on another origin than the action's.
       absent: to('/absent', { lookup: `${cooling.url}/absent/lookup?key={key}` }),
     }),
@@ -59,7 +61,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gateway?.close();
-  await Promise.all([downstream?.close(), cooling?.close(), refusing?.close()]);
+  await Promise.all([downstream?.close(), cooling?.close(), refusing?.close(), keeping?.close()]);
 });
 
 /** Delivers one event whose topic admits exactly one action; returns that action's task ID. */
@@ -231,6 +233,22 @@ describe('failures after the request was written: the effect may exist', () => {
     const [row] = await ledger(db(), id);
     expect(row).toMatchObject({ class: 'unknown', responseStatus: null });
     expect(row!.error).toMatch(/timed out after the request was written/);
+  });
+
+  it('a keyed resend that confirms nothing leaves the outcome unknown: past the key retention, review, not a send', async () => {
+    // The resend's 503 says nothing of the first attempt. Its Retry-After outlasts the 1.5 s the downstream
+    // keeps keys, so a third send would go out under a key it may have forgotten.
+    keeping.script('/resent', { steps: ['hang', { status: 503, retryAfter: '2' }] });
+    const id = await deliver('resent');
+    await waitFor(async () => (await ledger(db(), id)).length === 2 && (await ledger(db(), id))[1]!.finishedAt !== null);
+    expect((await task(db(), id)).state).toBe('outcome_unknown');
+    const held = await taskIn(db(), id, 'needs_review');
+    expect(held.lastError).toMatch(/older than the downstream keeps idempotency keys/);
+    expect(keeping.requests('/resent').map((r) => r.headers['idempotency-key'])).toEqual([id, id]);
+    expect((await ledger(db(), id)).map((r) => [r.class, r.decision])).toEqual([
+      ['unknown', expect.stringMatching(/reconcile/)],
+      ['retryable', expect.stringMatching(/resend confirmed nothing/)],
+    ]);
   });
 
   it('a reset after the body was read: needs_review, never a blind resend', async () => {
