@@ -321,6 +321,9 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         result_reference = coalesce(f.reference, t.result_reference), updated_at = now()
       from f
       where t.id = f."taskId" and t.lease_owner = f.owner and t.state = 'in_progress'
+        -- The owner names a process, not a claim: after a stall past its lease, the same process may have
+        -- reclaimed the task and claimed it again. Only the attempt still open (a reclaim closes it) decides.
+        and exists (select 1 from attempts a where a.id = f."attemptId" and a.task_id = t.id and a.finished_at is null)
       returning t.id
     ),
     -- PostgreSQL runs every data-modifying CTE to completion, read or not.
@@ -406,6 +409,8 @@ export async function releaseUnsent(
         first_attempt_at = case when ${send} and attempts = 1 then null else first_attempt_at end,
         next_attempt_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
       where id = ${input.taskId} and lease_owner = ${input.owner} and state = 'in_progress'
+        -- This claim's, not a later one by the same process (see finishAttempts).
+        and exists (select 1 from attempts a where a.id = ${input.attemptId} and a.task_id = tasks.id and a.finished_at is null)
       returning id
     ),
     ledger as (

@@ -5,7 +5,7 @@ import { Forwarder } from '../../src/forward/forwarder.ts';
 import { Routes } from '../../src/forward/routes.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { claimTasks, finishAttempts, reclaimExpiredLeases, renewLease, type AttemptFinish } from '../../src/store/atomic.ts';
+import { claimTasks, finishAttempts, reclaimExpiredLeases, releaseUnsent, renewLease, type AttemptFinish } from '../../src/store/atomic.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
@@ -122,6 +122,31 @@ describe('leases', () => {
     expect(row).toMatchObject({ class: 'success', reference: 'late-ref' });
     expect(row!.decision).toMatch(/superseded/);
     await db().update(tasks).set({ state: 'cancelled' }).where(eq(tasks.id, id));
+  });
+
+  it('a late result of a process whose lease was reclaimed and which claimed the task again is superseded by its new claim', async () => {
+    // A process names its leases with one owner. Stalled past its lease, it reclaims the task itself and resends
+    // it (keyed, within retention) while the first attempt's answer is still on its way.
+    const id = await deliver('keyed');
+    const owner = 'stalled-worker';
+    const [first] = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
+    await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
+    expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
+    const [second] = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
+    expect(second).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
+
+    const finish = (attemptId: number, f: Partial<AttemptFinish>): AttemptFinish => ({
+      taskId: id, attemptId, owner, status: 201, durationMs: 3, class: 'success', error: null, reference: 'ref-2',
+      requestSha256: null, decision: 'succeeded', state: 'succeeded', delayMs: 0, notBefore: null, destination: null, ...f,
+    });
+    const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', reference: null, decision: 'failed', state: 'failed' } as const;
+    expect(await finishAttempts(db(), [finish(first!.attemptId!, rejected)])).toEqual([false]);
+    expect(await releaseUnsent(db(), { taskId: id, attemptId: first!.attemptId!, owner, mode: 'send', priorState: 'pending' })).toBe(false);
+    expect(await task(db(), id)).toMatchObject({ state: 'in_progress', leaseOwner: owner, attempts: 2 });
+
+    expect(await finishAttempts(db(), [finish(second!.attemptId!, {})])).toEqual([true]);
+    expect(await task(db(), id)).toMatchObject({ state: 'succeeded', resultReference: 'ref-2' });
+    expect((await ledger(db(), id)).map((r) => r.decision)).toEqual([expect.stringMatching(/superseded/), 'succeeded']);
   });
 
   it('finishes written in one batch: each task takes its own decision, a reclaimed one is superseded, a shared destination cools once', async () => {
