@@ -173,9 +173,20 @@ export function requireId(value: string | null | undefined, what: string): strin
       `the ${what} is ${id.length} characters long; at most ${MAX_ID_LENGTH} are accepted`,
     );
   }
-  // PostgreSQL text cannot hold NUL: storing one fails the write, and a 503 would have the sender retry forever.
-  if (id.includes('\u0000')) throw new InputError('invalid_identity', `the ${what} contains a NUL character`);
+  const unstorable = whyUnstorable(id);
+  if (unstorable) throw new InputError('invalid_identity', `the ${what} contains ${unstorable}`);
   return id;
+}
+
+/**
+ * Why PostgreSQL would refuse this text, or null: its text cannot hold NUL, and its JSON input refuses a lone
+ * UTF-16 surrogate (`\ud800` in a JSON body parses to one). Either fails the write every time, and a 503
+ * would have the sender retry a delivery that can never be recorded.
+ */
+function whyUnstorable(text: string): string | null {
+  if (text.includes('\u0000')) return 'a NUL character';
+  if (/\p{Surrogate}/u.test(text)) return 'a lone UTF-16 surrogate, which is not Unicode text';
+  return null;
 }
 
 /** A JSON value as an ID source: strings as they are; integers JSON can carry exactly; anything else is absent. */
@@ -191,8 +202,8 @@ export function idFromJson(value: unknown, what: string): string | undefined {
 
 /** A string, or null when absent or blank; for topics, which filter actions but are never required. */
 export function optionalString(value: unknown): string | null {
-  // A NUL cannot be stored (see requireId); an unstorable topic is treated as none.
-  return typeof value === 'string' && value.trim() !== '' && !value.includes('\u0000') ? value.trim() : null;
+  // An unstorable topic (see whyUnstorable) is treated as none.
+  return typeof value === 'string' && value.trim() !== '' && whyUnstorable(value) === null ? value.trim() : null;
 }
 
 /**
@@ -201,13 +212,20 @@ export function optionalString(value: unknown): string | null {
  */
 export function isoDate(value: unknown): Date | null {
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return null;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date;
+  return storableDate(new Date(value));
 }
 
 export function unixSecondsDate(value: unknown): Date | null {
   const seconds = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
   if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds < 0) return null;
-  const date = new Date(seconds * 1000);
-  return Number.isNaN(date.getTime()) ? null : date;
+  return storableDate(new Date(seconds * 1000));
+}
+
+/**
+ * Years 1 to 9999 only: PostgreSQL has no year 0 (JavaScript's "0000-…" is 1 BC), and past 9999 the ISO text
+ * becomes "+010000-…", which it cannot read. Either would fail the write on every retry.
+ */
+function storableDate(date: Date): Date | null {
+  const year = date.getUTCFullYear();
+  return Number.isNaN(year) || year < 1 || year > 9999 ? null : date;
 }

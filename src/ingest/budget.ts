@@ -1,5 +1,6 @@
 import { HttpError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { dataException } from '../store/retryable.ts';
 
 /** Seconds a sender is told to wait before retrying when the durable write did not finish in time. */
 const RETRY_AFTER_SECONDS = 5;
@@ -31,6 +32,13 @@ export async function withinBudget<T>(work: Promise<T>, deadline: number, logger
         (lateError: unknown) => logger.warn({ err: lateError }, 'a write answered 503 failed after its deadline'),
       );
       throw error;
+    }
+    // The group commit retries a failed batch's deliveries one by one, so this one failed alone: on a value
+    // the database refuses, a 503 would have the sender retry, unchanged, until it gives up.
+    const refused = dataException(error);
+    if (refused) {
+      logger.warn({ err: error }, 'a verified delivery holds a value the database cannot store');
+      throw new HttpError(400, 'unstorable_delivery', `the delivery holds a value the database cannot store: ${refused.message}`);
     }
     logger.error({ err: error }, 'recording a delivery failed');
     throw new HttpError(503, 'store_unavailable', 'the delivery could not be recorded durably; retry it', {

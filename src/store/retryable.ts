@@ -23,9 +23,25 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 export function isRetryable(error: unknown): boolean {
+  return hasCode(error, (code) => RETRYABLE_CODES.has(code));
+}
+
+/**
+ * The database's own error when it is SQLSTATE class 22, a data exception: a value in the statement it refuses
+ * (a time out of range, text it cannot hold). The same statement fails the same way every time.
+ */
+export function dataException(error: unknown): Error | undefined {
+  return withCode(error, (code) => /^22[0-9A-Z]{3}$/.test(code));
+}
+
+function hasCode(error: unknown, matches: (code: string) => boolean): boolean {
+  return withCode(error, matches) !== undefined;
+}
+
+function withCode(error: unknown, matches: (code: string) => boolean): Error | undefined {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
-    if (typeof e.code === 'string' && RETRYABLE_CODES.has(e.code)) return true;
+    if (typeof e.code === 'string' && matches(e.code)) return e as unknown as Error;
     e = e.cause as typeof e;
   }
-  return false;
+  return undefined;
 }

@@ -140,6 +140,16 @@ describe('rejections create nothing', () => {
     expect(answer.json.error.message).toMatch(/event/i);
   });
 
+  it('a verified delivery with a time the database cannot hold is recorded without it, not refused or failed', async () => {
+    const delivery = shopifyDelivery({ eventId: 'e-year-zero' });
+    delivery.headers['x-shopify-triggered-at'] = '0000-01-01T00:00:00Z';
+    const answer = await post(gateway.url, 'shop', delivery);
+    expect(answer.status, JSON.stringify(answer.json)).toBe(200);
+    expect(answer.json.decision).toBe('accepted');
+    const [row] = await rows<{ occurred_at: Date | null }>(sql`select occurred_at from deliveries where event_id = 'e-year-zero'`);
+    expect(row!.occurred_at).toBeNull();
+  });
+
   it('404 for an unknown source', async () => {
     const answer = await post(gateway.url, 'nowhere', shopifyDelivery({ eventId: 'x' }));
     expect(answer.status).toBe(404);

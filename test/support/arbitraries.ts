@@ -40,7 +40,10 @@ export const headerName = fc.constantFrom(
   'x-hook-time',
 );
 
-/** What a body may put where an ID belongs: including a NUL, which no PostgreSQL text can hold. */
+/**
+ * What a body may put where an ID, a topic or a time belongs: including what PostgreSQL cannot store — a NUL,
+ * a lone surrogate — and times outside its years (0, past 9999) as ISO text and as unix seconds.
+ */
 const idLike = fc.oneof(
   fc.string(),
   fc.integer(),
@@ -48,6 +51,9 @@ const idLike = fc.oneof(
   fc.boolean(),
   fc.constant(null),
   fc.constant('\u0000'),
+  fc.constant('evt_\ud800'),
+  fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit)), minLength: 1, maxLength: 3 }),
+  fc.constantFrom('0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '+010000-01-01T00:00:00Z', 253402300800, 253402300799),
   fc.string({ minLength: 250, maxLength: 300 }),
 );
 
