@@ -1,4 +1,6 @@
+import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
+import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
 import { duration } from './duration.ts';
 
@@ -93,7 +95,23 @@ export const sourceSchema = z
     if (source.adapter !== 'generic-hmac' && source.hmac) {
       ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${source.adapter}` });
     }
+    // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
+    // after the migrations, without its path, and passed check-config.
+    if (source.adapter === 'standard-webhooks') {
+      source.secrets.forEach((secret, i) => {
+        if (!decodes(() => standardWebhooksKey(secret))) {
+          ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
+        }
+      });
+    }
     for (const [id, action] of Object.entries(source.actions)) {
+      if (action.signingSecret !== undefined && !decodes(() => new Webhook(action.signingSecret!))) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['actions', id, 'signingSecret'],
+          message: 'not a Standard Webhooks secret: "whsec_" and base64',
+        });
+      }
       if (action.after === undefined) continue;
       if (action.after === id) {
         ctx.addIssue({ code: 'custom', path: ['actions', id, 'after'], message: 'an action cannot wait for itself' });
@@ -107,6 +125,15 @@ export const sourceSchema = z
     }
   });
 export type SourceConfig = z.output<typeof sourceSchema>;
+
+function decodes(decode: () => unknown): boolean {
+  try {
+    decode();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const sourceId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'letters, digits, "-" and "_"');
 

@@ -93,6 +93,25 @@ describe('config', () => {
     ]);
   });
 
+  it('refuses secrets the Standard Webhooks scheme cannot decode, each at its path and without its value', () => {
+    const good = `whsec_${Buffer.from('thirty-two bytes of secret key!!').toString('base64')}`;
+    const found = problems({
+      sources: {
+        hooks: {
+          adapter: 'standard-webhooks',
+          secrets: [good, 'whsec_abc$def', 'hunter2!'],
+          actions: { crm: { url: 'https://crm.example', signingSecret: 'not base64!' }, mail: { url: 'https://mail.example', signingSecret: good } },
+        },
+      },
+    });
+    expect(found).toEqual([
+      'sources.hooks.secrets[1]: a standard-webhooks secret must be base64, optionally prefixed with "whsec_"',
+      'sources.hooks.secrets[2]: a standard-webhooks secret must be base64, optionally prefixed with "whsec_"',
+      'sources.hooks.actions.crm.signingSecret: not a Standard Webhooks secret: "whsec_" and base64',
+    ]);
+    expect(found.join('\n')).not.toMatch(/abc\$def|hunter2|not base64!/);
+  });
+
   it('refuses unknown keys, so a typo is not silently ignored', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.actions.crm.timeoutMS = 5;
