@@ -14,10 +14,10 @@ export function sendRequest(task: ClaimedTask, route: Route): Outgoing {
     'idempotency-key': task.id,
     'oncehook-task-id': task.id,
     'oncehook-attempt': String(task.attempts),
-    'oncehook-event-id': task.eventId,
+    'oncehook-event-id': headerText(task.eventId),
     'oncehook-source': task.source,
   };
-  if (task.topic !== null) headers['oncehook-topic'] = task.topic;
+  if (task.topic !== null) headers['oncehook-topic'] = headerText(task.topic);
   if (task.contentType !== null) headers['content-type'] = task.contentType;
   return {
     method: 'POST',
@@ -26,6 +26,18 @@ export function sendRequest(task: ClaimedTask, route: Route): Outgoing {
     body: task.body,
     timeoutMs: route.config.timeoutMs,
   };
+}
+
+/** Visible ASCII, with inner spaces: what any HTTP stack carries unchanged. */
+const PLAIN_HEADER_TEXT = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * An event ID or a topic as a header value. Read from a JSON body they can hold any Unicode, a line break or
+ * an emoji, which undici refuses to send: every attempt failed before it was written, and the task could
+ * never be delivered. Anything but plain ASCII goes percent-encoded as UTF-8 (`encodeURIComponent`).
+ */
+export function headerText(value: string): string {
+  return PLAIN_HEADER_TEXT.test(value) ? value : encodeURIComponent(value);
 }
 
 /** The lookup asking whether the task's effect exists: `{key}` is the task ID, URL-encoded. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/ids.ts';
 import { destinations } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { STRIPE_SECRET, stripeRequest, unixSeconds } from '../unit/adapters/fixtures.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshDatabase } from '../support/engine.ts';
 import { ledger, task, taskIn, waitFor } from '../support/forwarding.ts';
@@ -34,30 +35,31 @@ beforeAll(async () => {
   [downstream, cooling, refusing, keeping] = await Promise.all([startDownstream(), startDownstream(), startDownstream(), startDownstream()]);
   closedPort = await freePort();
   const to = (path: string, extra: object = {}) => ({ url: `${downstream.url}${path}`, topics: [path.slice(1)], ...FAST, ...extra });
-  gateway = await startTestGateway(
-    shopConfig({
-      headers: to('/headers', { idempotency: 'key', signingSecret: SIGNING_SECRET }),
-      'sibling-ok': { ...to('/sibling-ok'), topics: ['siblings'] },
-      'sibling-bad': { ...to('/sibling-bad'), topics: ['siblings'] },
-      located: to('/located'),
-      flaky: to('/flaky', { idempotency: 'key' }),
-      dated: to('/dated'),
-      throttled: { ...to('/throttled'), url: `${cooling.url}/throttled` },
-      neighbour: { ...to('/neighbour'), url: `${cooling.url}/neighbour` },
-      invalid: to('/invalid'),
-      unauthorized: { ...to('/unauthorized'), url: `${refusing.url}/unauthorized` },
-      blocked: { ...to('/blocked'), url: `${refusing.url}/blocked` },
-      hang: to('/hang'),
-      reset: to('/reset'),
-      refused: { ...to('/refused'), url: `http://127.0.0.1:${closedPort}/refused`, maxAttempts: 2 },
-      dns: { ...to('/dns'), url: 'http://oncehook-test.invalid/dns', maxAttempts: 1 },
-      tls: { ...to('/tls'), url: `${downstream.url.replace('http:', 'https:')}/tls`, maxAttempts: 1 },
-      unanswered: to('/unanswered', { lookup: `${downstream.url}/unanswered/lookup?key={key}`, maxAttempts: 2 }),
-      resent: { ...to('/resent', { idempotency: 'key', keyRetention: '1500ms' }), url: `${keeping.url}/resent` },
-      // A lookup on another origin than the action's.
-      absent: to('/absent', { lookup: `${cooling.url}/absent/lookup?key={key}` }),
-    }),
-  );
+  const shop = shopConfig({
+    headers: to('/headers', { idempotency: 'key', signingSecret: SIGNING_SECRET }),
+    'sibling-ok': { ...to('/sibling-ok'), topics: ['siblings'] },
+    'sibling-bad': { ...to('/sibling-bad'), topics: ['siblings'] },
+    located: to('/located'),
+    flaky: to('/flaky', { idempotency: 'key' }),
+    dated: to('/dated'),
+    throttled: { ...to('/throttled'), url: `${cooling.url}/throttled` },
+    neighbour: { ...to('/neighbour'), url: `${cooling.url}/neighbour` },
+    invalid: to('/invalid'),
+    unauthorized: { ...to('/unauthorized'), url: `${refusing.url}/unauthorized` },
+    blocked: { ...to('/blocked'), url: `${refusing.url}/blocked` },
+    hang: to('/hang'),
+    reset: to('/reset'),
+    refused: { ...to('/refused'), url: `http://127.0.0.1:${closedPort}/refused`, maxAttempts: 2 },
+    dns: { ...to('/dns'), url: 'http://oncehook-test.invalid/dns', maxAttempts: 1 },
+    tls: { ...to('/tls'), url: `${downstream.url.replace('http:', 'https:')}/tls`, maxAttempts: 1 },
+    unanswered: to('/unanswered', { lookup: `${downstream.url}/unanswered/lookup?key={key}`, maxAttempts: 2 }),
+    resent: { ...to('/resent', { idempotency: 'key', keyRetention: '1500ms' }), url: `${keeping.url}/resent` },
+    // A lookup on another origin than the action's.
+    absent: to('/absent', { lookup: `${cooling.url}/absent/lookup?key={key}` }),
+  });
+  // IDs and topics read from a JSON body, where they can hold any Unicode.
+  const stripe = { adapter: 'stripe', secrets: [STRIPE_SECRET], actions: { unicode: { url: `${downstream.url}/unicode`, ...FAST } } };
+  gateway = await startTestGateway({ sources: { ...shop.sources, stripe } });
 });
 afterAll(async () => {
   await gateway?.close();
@@ -99,6 +101,19 @@ describe('sending', () => {
     expect(row!.requestSha256).toBe(sha256Hex(Buffer.from(body)));
     expect(row!.requestSha256).toBe(done.bodySha256);
     expect(row!.finishedAt!.getTime()).toBeGreaterThanOrEqual(row!.startedAt.getTime());
+  });
+
+  it('an event ID and a topic that are not plain ASCII reach the downstream percent-encoded, not never', async () => {
+    const eventId = `evt_€_${Math.random()}`;
+    const topic = 'café ☕\nnext';
+    const signed = stripeRequest({ payload: JSON.stringify({ id: eventId, type: topic, created: 1714564790 }), timestamp: unixSeconds(new Date()) });
+    const answer = await fetch(`${gateway.url}/in/stripe`, { method: 'POST', headers: signed.headers, body: Buffer.from(signed.body) });
+    const { tasks: [created] } = (await answer.json()) as { tasks: Array<{ id: string }> };
+    await taskIn(db(), created!.id, 'succeeded');
+    const [request] = downstream.requests('/unicode');
+    expect(request!.headers['oncehook-event-id']).toBe(encodeURIComponent(eventId));
+    expect(request!.headers['oncehook-topic']).toBe(encodeURIComponent(topic));
+    expect(decodeURIComponent(request!.headers['oncehook-topic'] as string)).toBe(topic);
   });
 
   it('a signing secret the signer cannot decode stops the start, naming the action', async () => {
