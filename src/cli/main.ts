@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Role } from '../app.ts';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
+import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 
@@ -62,7 +62,7 @@ program
   .addOption(
     new Option('--lease-grace-ms <ms>', "how long past an action's timeoutMs a silent worker's lease is kept")
       .env('ONCEHOOK_LEASE_GRACE_MS')
-      .default(30_000)
+      .default(DEFAULT_LEASE_GRACE_MS)
       .argParser(milliseconds),
   )
   .addOption(

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Config } from '../config/schema.ts';
+import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { CLAIM_MODES, claimTasks, finishAttempts, nextDueInMs, reclaimExpiredLeases, type AttemptFinish } from '../store/atomic.ts';
@@ -21,7 +22,7 @@ export interface ForwarderOptions {
   leaseGraceMs: number;
 }
 
-const FORWARDER_DEFAULTS: ForwarderOptions = { concurrency: 64, pollMs: 2000, leaseGraceMs: 30_000 };
+const FORWARDER_DEFAULTS: ForwarderOptions = { concurrency: 64, pollMs: 2000, leaseGraceMs: DEFAULT_LEASE_GRACE_MS };
 
 /** A due task another worker holds locked for an instant is skipped; look again soon, not in a tight loop. */
 const MIN_WAIT_MS = 10;
