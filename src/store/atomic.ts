@@ -333,7 +333,9 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         decision = case when f."taskId" in (select id from task) then f.decision
                         else 'superseded: the lease had expired and the task was reclaimed' end
       from f
-      where a.id = f."attemptId"
+      -- Once per attempt: a batch committed whose answer was lost is sent again, and must not rewrite a closed
+      -- row as superseded. A reclaimed one is the exception: its late result is what actually came back.
+      where a.id = f."attemptId" and (a.finished_at is null or a.class = 'lease_expired')
       returning a.id
     ),
     -- One row per origin: an upsert may not touch the same row twice in one statement.

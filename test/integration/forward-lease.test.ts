@@ -149,6 +149,20 @@ describe('leases', () => {
     expect((await ledger(db(), id)).map((r) => r.decision)).toEqual([expect.stringMatching(/superseded/), 'succeeded']);
   });
 
+  it('a finish sent again after its commit (the answer lost on the way) changes neither the task nor the ledger', async () => {
+    const id = await deliver('plain');
+    const [claimed] = await claimTasks(db(), { owner: 'resending-worker', routes: routes(), limit: 10 });
+    const finish: AttemptFinish = {
+      taskId: id, attemptId: claimed!.attemptId!, owner: 'resending-worker', status: 201, durationMs: 3, class: 'success', error: null,
+      reference: 'ref-1', requestSha256: null, decision: 'succeeded', state: 'succeeded', delayMs: 0, notBefore: null, destination: null,
+    };
+    expect(await finishAttempts(db(), [finish])).toEqual([true]);
+    const [before] = await ledger(db(), id);
+    expect(await finishAttempts(db(), [finish])).toEqual([false]);
+    expect(await task(db(), id)).toMatchObject({ state: 'succeeded', resultReference: 'ref-1' });
+    expect(await ledger(db(), id)).toEqual([before]);
+  });
+
   it('finishes written in one batch: each task takes its own decision, a reclaimed one is superseded, a shared destination cools once', async () => {
     const ids = [await deliver('plain'), await deliver('plain'), await deliver('plain')];
     const claimed = await claimTasks(db(), { owner: 'batch-worker', routes: routes(), limit: 10 });
