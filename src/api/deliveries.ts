@@ -13,7 +13,7 @@ const listQuery = z.strictObject({
   decision: z.enum(Object.values(DECISIONS) as [string, ...string[]]).optional(),
   eventId: z.string().min(1).optional(),
   deliveryId: z.string().min(1).optional(),
-  ...pageQuery,
+  ...pageQuery('bigint'),
 });
 
 /** `/api/deliveries`: every verified receipt, and one with its decision explained and linked. */

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
-import { decodeCursor, type PageRequest } from '../store/queries/cursor.ts';
+import { decodeCursor, type PageRequest, type TiebreakType } from '../store/queries/cursor.ts';
 
 const issues = (error: z.ZodError) =>
   error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
@@ -28,15 +28,16 @@ export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T
 
 export const note = z.string().trim().min(1, 'a note saying why is required').max(2000);
 
-export const pageQuery = {
+/** The paging parameters of a list whose rows break ties by `tiebreak` (see decodeCursor). */
+export const pageQuery = (tiebreak: TiebreakType) => ({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z
     .string()
     .max(400)
-    .refine((cursor) => decodeCursor(cursor) !== null, 'not a cursor this API gave out; start again without it')
+    .refine((cursor) => decodeCursor(cursor, tiebreak) !== null, 'not a cursor this list gave out; start again without it')
     .optional(),
   order: z.enum(['asc', 'desc']).default('desc'),
-};
+});
 
 export const pageOf = (query: { limit: number; cursor?: string | undefined; order: 'asc' | 'desc' }): PageRequest => ({
   limit: query.limit,

@@ -29,7 +29,7 @@ const states = z
   .transform((text) => text.split(',').map((s) => s.trim()).filter(Boolean))
   .pipe(z.array(state).min(1));
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
-const listQuery = z.strictObject({ ...filterFields, owner: z.string().min(1).optional(), eventId: z.string().min(1).optional(), ...pageQuery });
+const listQuery = z.strictObject({ ...filterFields, owner: z.string().min(1).optional(), eventId: z.string().min(1).optional(), ...pageQuery('text') });
 
 const noteBody = z.strictObject({ note });
 const resolveBody = z.strictObject({ reference: z.string().trim().min(1, 'the reference of the effect is required').max(500), note });

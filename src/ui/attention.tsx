@@ -9,7 +9,8 @@ import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration, Id, Time } from './format.tsx';
 import { page } from './layout.tsx';
 
-const query = z.strictObject({ state: z.enum(NEEDS_ATTENTION as [string, ...string[]]).optional(), ...pageQuery, limit: pageQuery.limit.default(100), order: pageQuery.order.default('asc') });
+const paging = pageQuery('text');
+const query = z.strictObject({ state: z.enum(NEEDS_ATTENTION as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
 
 /** The tasks waiting for a person, oldest first, with what they can decide right in the row. */
 export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {

@@ -15,7 +15,7 @@ const listQuery = z.strictObject({
   source: blank(z.string().max(200)),
   decision: blank(z.enum(Object.values(DECISIONS) as [string, ...string[]])),
   eventId: blank(z.string().max(500)),
-  ...pageQuery,
+  ...pageQuery('bigint'),
 });
 
 const deliveryHref = (id: string) => `/ui/deliveries/${encodeURIComponent(id)}`;

@@ -30,6 +30,19 @@ describe('GET /api/deliveries', () => {
     expect((await api('/api/deliveries?order=sideways')).json.error.message).toMatch(/^order/);
   });
 
+  it("answers 400 for a cursor it did not give out: another list's, out of range, or edited", async () => {
+    const cursor = (text: string) => Buffer.from(text).toString('base64url');
+    const bad = [cursor('757:t_1e5c0b7d'), cursor('5:abc'), cursor('5:99999999999999999999'), cursor(`${2n ** 64n}:1`)];
+    for (const value of bad) {
+      const answer = await api(`/api/deliveries?cursor=${value}`);
+      expect(answer.status, Buffer.from(value, 'base64url').toString()).toBe(400);
+      expect(answer.json.error.message).toMatch(/^cursor/);
+    }
+    const tasks = await api(`/api/tasks?cursor=${cursor(`${2n ** 64n}:t_1`)}`);
+    expect(tasks.status).toBe(400);
+    expect((await api(`/api/deliveries?cursor=${cursor(`${2n ** 64n - 1n}:${2n ** 63n - 1n}`)}`)).status).toBe(200);
+  });
+
   it('filters by source, decision, event ID and delivery ID', async () => {
     const eventId = `filter-${Math.random()}`;
     await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: `${eventId}-a` }));

@@ -49,17 +49,30 @@ export function encodeCursor(position: Position): string {
   return Buffer.from(`${position.txid}:${position.tiebreak}`).toString('base64url');
 }
 
-/** The position a cursor names, or null when it is not one this API gave out. */
-export function decodeCursor(cursor: string): Position | null {
+/** How a list breaks ties within a transaction: deliveries by their `seq`, tasks by their ID. */
+export type TiebreakType = 'bigint' | 'text';
+
+const XID8_MAX = 2n ** 64n - 1n;
+const BIGINT_MAX = 2n ** 63n - 1n;
+
+/**
+ * The position a cursor names, or null when it is not one this list gave out. Every part is checked against
+ * what the query casts it to — the range of an xid8, a bigint for deliveries — so a cursor of the other list
+ * or an edited one is refused as input rather than failing the query.
+ */
+export function decodeCursor(cursor: string, tiebreakType: TiebreakType): Position | null {
   const match = /^(\d{1,20}):(.{1,200})$/s.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  return match ? { txid: match[1]!, tiebreak: match[2]! } : null;
+  if (!match || BigInt(match[1]!) > XID8_MAX) return null;
+  const tiebreak = match[2]!;
+  if (tiebreakType === 'bigint' && !(/^\d{1,19}$/.test(tiebreak) && BigInt(tiebreak) <= BIGINT_MAX)) return null;
+  return { txid: match[1]!, tiebreak };
 }
 
 /** The `where` and `order by` of one page over (txid, tiebreak); `tiebreakType` casts the cursor's part. */
-export function pageClauses(request: PageRequest, txid: SQL, tiebreak: SQL, tiebreakType: 'bigint' | 'text') {
+export function pageClauses(request: PageRequest, txid: SQL, tiebreak: SQL, tiebreakType: TiebreakType) {
   const parts: SQL[] = [sql`${txid} < ${horizon}`];
   if (request.cursor) {
-    const at = decodeCursor(request.cursor);
+    const at = decodeCursor(request.cursor, tiebreakType);
     if (!at) throw new Error('unchecked cursor: the API validates cursors before a query');
     const position = sql`(${at.txid}::xid8, ${at.tiebreak}::${sql.raw(tiebreakType)})`;
     parts.push(request.order === 'asc' ? sql`(${txid}, ${tiebreak}) > ${position}` : sql`(${txid}, ${tiebreak}) < ${position}`);
