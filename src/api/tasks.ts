@@ -53,6 +53,13 @@ export function refused(taskId: string, kind: OperatorKind, outcome: Extract<Ope
   if (outcome.bodyPurged && (OPERATOR_RULES[kind].from as readonly string[]).includes(outcome.state)) {
     return new HttpError(409, 'body_purged', `task ${taskId}'s stored body was purged by the source's retention; it cannot be sent again`);
   }
+  if (outcome.unsettledReplay) {
+    return new HttpError(
+      409,
+      'replay_unsettled',
+      `task ${taskId} has a replay that has not finished (${outcome.unsettledReplay}); another now would make one more effect`,
+    );
+  }
   // approve shipped with a code of its own before the other decisions; it keeps it.
   const code = kind === 'approve' ? 'not_awaiting_approval' : 'illegal_transition';
   return new HttpError(409, code, `task ${taskId} is ${outcome.state}; ${kind} is allowed only from ${rules(kind)}`);

@@ -6,7 +6,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
-import { DECISIONS, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
+import { DECISIONS, FINISHED_STATES, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
 import { PREPARED } from './prepared.ts';
@@ -376,7 +376,8 @@ export async function approveTask(db: Db, input: { taskId: string; note: string;
     ),
     noted as (
       insert into operator_actions (task_id, kind, actor, note, detail)
-      select id, 'approve', ${input.actor}, ${input.note}, jsonb_build_object('bodySha256', body_sha256) from approved
+      select id, 'approve', ${input.actor}, ${input.note},
+        jsonb_build_object('from', ${TASK_STATES.awaitingApproval}::text, 'bodySha256', body_sha256) from approved
       returning id
     )
     select a.id, pg_notify(${TASKS_CHANNEL}, '') from approved a`,
@@ -439,8 +440,11 @@ export interface Decider {
 
 export type OperatorOutcome<T extends object = object> =
   | ({ done: true } & T)
-  /** Refused: the task's state then (null: no such task), and whether its body was purged. */
-  | { done: false; state: string | null; bodyPurged: boolean };
+  /**
+   * Refused: the task's state then (null: no such task), whether its body was purged, and for a replay, an
+   * earlier replay of it that has not finished.
+   */
+  | { done: false; state: string | null; bodyPurged: boolean; unsettledReplay?: string };
 
 interface Guarded {
   taskId: string;
@@ -556,28 +560,43 @@ const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail: Recor
     noted as (
       insert into operator_actions (task_id, kind, actor, note, detail)
       select side.task_id, 'replay', ${who.actor}, ${who.note}, side.detail || ${JSON.stringify(detail)}::jsonb
-      from created c, lateral (values (c.replay_of, jsonb_build_object('replay', c.id)),
-                                      (c.id, jsonb_build_object('replayOf', c.replay_of))) as side(task_id, detail)
+      from created c, lateral (values
+        (c.replay_of, jsonb_build_object('replay', c.id, 'from', (select o.state from tasks o where o.id = c.replay_of))),
+        (c.id, jsonb_build_object('replayOf', c.replay_of))) as side(task_id, detail)
       returning id
     )`;
 
-/** A deliberate second effect: a new task with a new ID, linked to this one, sending the same stored bytes. */
+/** Tasks with no replay still on its way: a replay is a second effect, and two at once make a third. */
+const withoutUnsettledReplay = sql`not exists (
+  select 1 from tasks r where r.replay_of = tasks.id and r.state not in ${inList(FINISHED_STATES)})`;
+
+/**
+ * A deliberate second effect: a new task with a new ID, linked to this one, sending the same stored bytes.
+ * Refused while an earlier replay of the task has not finished, so two people replaying at once (or a double
+ * click) make one. Two statements in a transaction: the first locks the task, so the second, with a snapshot
+ * of its own, sees any replay committed by whoever held the lock before.
+ */
 export async function replayTask(db: Db, input: { taskId: string } & Decider): Promise<OperatorOutcome<{ replay: string }>> {
-  const [row] = await rowsOf<{ state: string | null; purged: boolean | null; replay: string | null }>(
-    db,
-    sql`
-    with current as (
-      select *, body is null as purged from tasks where id = ${input.taskId} for share
-    ),
-    eligible as (
-      select * from current where state in ${inList(OPERATOR_RULES.replay.from)} and not purged
-    ),
-    ${replayInto(sql`eligible`, input, {})}
-    select (select state from current) as state, (select purged from current) as purged,
-      (select id from created) as replay, (select count(*) from created, pg_notify(${TASKS_CHANNEL}, '')) as notified`,
-  );
-  if (row?.replay) return { done: true, replay: row.replay };
-  return { done: false, state: row?.state ?? null, bodyPurged: row?.purged ?? false };
+  return db.transaction(async (tx) => {
+    const [current] = await rowsOf<{ state: string; purged: boolean }>(
+      tx,
+      sql`select state, body is null as purged from tasks where id = ${input.taskId} for update`,
+    );
+    if (!current) return { done: false, state: null, bodyPurged: false };
+    const refusal = { done: false, state: current.state, bodyPurged: current.purged } as const;
+    if (current.purged || !(OPERATOR_RULES.replay.from as readonly string[]).includes(current.state)) return refusal;
+    const [unsettled] = await rowsOf<{ id: string }>(
+      tx,
+      sql`select id from tasks where replay_of = ${input.taskId} and state not in ${inList(FINISHED_STATES)} limit 1`,
+    );
+    if (unsettled) return { ...refusal, unsettledReplay: unsettled.id };
+    const [row] = await rowsOf<{ replay: string }>(
+      tx,
+      sql`with eligible as (select * from tasks where id = ${input.taskId}), ${replayInto(sql`eligible`, input, {})}
+      select id as replay from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
+    );
+    return { done: true, replay: row!.replay };
+  });
 }
 
 export const BULK_DECISIONS = ['retry', 'replay'] as const;
@@ -585,7 +604,9 @@ export type BulkDecision = (typeof BULK_DECISIONS)[number];
 
 /** The tasks a bulk decision would change: the filter, narrowed to the states it is allowed from and to stored bodies. */
 const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
-  sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)} and tasks.body is not null`;
+  sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)} and tasks.body is not null${
+    kind === 'replay' ? sql` and ${withoutUnsettledReplay}` : sql``
+  }`;
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
@@ -617,12 +638,25 @@ export async function bulkDecide(db: Db, kind: BulkDecision, filter: TaskFilter,
           )
           select id from changed, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
         )
-      : await rowsOf<{ id: string }>(
-          db,
-          sql`with ${targets}, ${replayInto(sql`targets`, who, { bulk: true })}
-          select id from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
-        );
+      : await bulkReplay(db, filter, who);
   return rows.map((row) => row.id);
+}
+
+/** replayTask's rule in bulk: lock the targets first, then replay those with no replay still on its way. */
+function bulkReplay(db: Db, filter: TaskFilter, who: Decider): Promise<{ id: string }[]> {
+  return db.transaction(async (tx) => {
+    const locked = await rowsOf<{ id: string }>(tx, sql`select tasks.id from ${bulkTargets('replay', filter)} for update skip locked`);
+    if (locked.length === 0) return [];
+    return rowsOf<{ id: string }>(
+      tx,
+      sql`with targets as (
+        select tasks.* from tasks
+        where tasks.id in (select value from jsonb_array_elements_text(${JSON.stringify(locked.map((row) => row.id))}::jsonb))
+          and ${withoutUnsettledReplay}
+      ), ${replayInto(sql`targets`, who, { bulk: true })}
+      select id from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
+    );
+  });
 }
 
 export type ResumeOutcome = { done: true } | { done: false; known: boolean };

@@ -20,5 +20,8 @@ export const TASK_STATES = {
 } as const;
 export type TaskState = (typeof TASK_STATES)[keyof typeof TASK_STATES];
 
+/** Where a task ends: nothing more is sent for it unless a person decides so. */
+export const FINISHED_STATES: readonly TaskState[] = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancelled];
+
 /** Ingest wakes the forwarder with this channel, inside the transaction that created the tasks. */
 export const TASKS_CHANNEL = 'oncehook_tasks';

@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
-import { TASK_STATES } from './decisions.ts';
+import { FINISHED_STATES, TASK_STATES } from './decisions.ts';
 import { rowsOf } from './rows.ts';
 import { inList } from './queries/task-filter.ts';
 
 /** Only finished tasks lose their body: a task that may still be sent keeps the bytes it must send. */
-const FINISHED = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancelled];
-const UNFINISHED = Object.values(TASK_STATES).filter((state) => !(FINISHED as string[]).includes(state));
+const FINISHED = FINISHED_STATES;
+const UNFINISHED = Object.values(TASK_STATES).filter((state) => !FINISHED.includes(state));
 
 /**
  * How far a source's purge has come, so a round reads what expired since the last one instead of every

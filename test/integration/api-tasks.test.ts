@@ -181,13 +181,41 @@ describe('operator actions', () => {
     const original = await api(`/api/tasks/${crm}`);
     expect(replay.json.bodySha256).toBe(original.json.bodySha256);
     expect(original.json.replays).toMatchObject([{ id: replay.json.id }]);
-    expect(original.json.operatorActions.at(-1)).toMatchObject({ kind: 'replay', actor: 'alice', detail: { replay: replay.json.id } });
+    expect(original.json.operatorActions.at(-1)).toMatchObject({ kind: 'replay', actor: 'alice', detail: { replay: replay.json.id, from: 'succeeded' } });
     expect(replay.json.operatorActions).toMatchObject([{ kind: 'replay', detail: { replayOf: crm } }]);
     const [bytes] = await rows<{ same: boolean }>(
       gateway.store.db,
       sql`select (select body from tasks where id = ${crm}) = (select body from tasks where id = ${replay.json.id}) as same`,
     );
     expect(bytes!.same).toBe(true);
+  });
+
+  it('replay: several at once make one; another is refused until that one has finished', async () => {
+    const { crm } = await newTasks();
+    await setState(gateway.store.db, crm, 'succeeded');
+    // On PostgreSQL each replay's insert is held 200 ms, so the requests overlap inside each other's
+    // transactions (PGlite runs one transaction at a time anyway).
+    const db = gateway.store.db;
+    if (engine() === 'postgres') {
+      await db.execute(sql`create function slow_replay() returns trigger language plpgsql as $$ begin perform pg_sleep(0.2); return new; end $$`);
+      await db.execute(sql`create trigger slow_replay before insert on tasks for each row when (new.replay_of is not null) execute function slow_replay()`);
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => decide(crm, 'replay', { note: `click ${i}` }, i % 2 ? PEOPLE.alice : PEOPLE.bob)),
+    ).finally(async () => {
+      if (engine() === 'postgres') await db.execute(sql`drop function slow_replay() cascade`);
+    });
+    const made = answers.filter((a) => a.status === 201);
+    expect(made).toHaveLength(1);
+    const replay = made[0]!.json.id as string;
+    for (const refused of answers.filter((a) => a.status !== 201)) {
+      expect(refused.status).toBe(409);
+      expect(refused.json.error).toMatchObject({ code: 'replay_unsettled', message: expect.stringContaining(replay) });
+    }
+    expect((await api(`/api/tasks/${crm}`)).json.replays).toHaveLength(1);
+
+    await setState(gateway.store.db, replay, 'succeeded');
+    expect((await decide(crm, 'replay', { note: 'a third copy, on purpose' })).status).toBe(201);
   });
 
   it('assign: names an owner on a task that needs a person, and unassigns', async () => {
@@ -228,6 +256,9 @@ describe('bulk retry and replay', () => {
     expect(replayed.json.count).toBe(3);
     const view = await api(`/api/tasks/${replayed.json.tasks[0]}`);
     expect(view.json).toMatchObject({ state: 'pending', replayOf: expect.stringMatching(/^t_/), operatorActions: [{ detail: { bulk: true } }] });
+    // Their replays are still pending: replaying them again would make a third effect each.
+    expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again', dryRun: true } })).json.count).toBe(0);
+    expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again' } })).json.count).toBe(0);
   });
 
   it('refuses a bulk decision with no filter, or without a note', async () => {
