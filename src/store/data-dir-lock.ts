@@ -1,16 +1,27 @@
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, readlinkSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** In the data directory: which process uses it. */
 export const LOCK_FILE = 'oncehook.pid';
 
+/**
+ * A holder in another PID namespace (another container on the same volume) cannot be asked whether it runs:
+ * it touches the lock this often, and a lock untouched for STALE_MS is a dead holder's.
+ */
+export const HEARTBEAT_MS = 5_000;
+export const STALE_MS = 20_000;
+
 /** Another live process holds the data directory. */
 export class DataDirInUseError extends Error {
-  constructor(dataDir: string, pid: number) {
+  constructor(dataDir: string, holder: Holder, foreign: boolean) {
     super(
-      `the embedded database in ${dataDir} is in use by process ${pid}: one process at a time may open it ` +
-        '(two would each write it as their own, and corrupt it). Stop that process first; several instances ' +
-        `share a PostgreSQL through DATABASE_URL instead. If no such process runs, remove ${join(dataDir, LOCK_FILE)}.`,
+      `the embedded database in ${dataDir} is in use by process ${holder.pid}` +
+        (foreign ? ` of another PID namespace (another container?), which still keeps its lock fresh` : '') +
+        ': one process at a time may open it (two would each write it as their own, and corrupt it). Stop that ' +
+        'process first; several instances share a PostgreSQL through DATABASE_URL instead. ' +
+        (foreign
+          ? `A lock its holder has not touched for ${STALE_MS / 1000} s is taken over.`
+          : `If no such process runs, remove ${join(dataDir, LOCK_FILE)}.`),
     );
     this.name = 'DataDirInUseError';
   }
@@ -20,6 +31,17 @@ interface Holder {
   pid: number;
   /** The process's start time as the kernel counts it (Linux), or null where that cannot be read. */
   started: string | null;
+  /** The holder's PID namespace (Linux, `/proc/self/ns/pid`), or null where that cannot be read. */
+  ns: string | null;
+}
+
+/** This process's PID namespace: where a PID in the lock means what it means here. */
+function pidNamespace(): string | null {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -38,17 +60,35 @@ export function startTime(pid: number): string | null {
 function holderOf(text: string): Holder | null {
   try {
     const parsed = JSON.parse(text) as Partial<Holder>;
-    return typeof parsed.pid === 'number' ? { pid: parsed.pid, started: typeof parsed.started === 'string' ? parsed.started : null } : null;
+    if (typeof parsed.pid !== 'number') return null;
+    const optional = (value: unknown) => (typeof value === 'string' ? value : null);
+    return { pid: parsed.pid, started: optional(parsed.started), ns: optional(parsed.ns) };
   } catch {
     return null;
   }
 }
 
 /**
- * Whether the holder still runs. Our own PID or our parent's in the file is a previous holder's: after a
- * restart in a new container, PIDs start over. A PID that runs with another start time was reused.
+ * A holder this process cannot see: one of another PID namespace. A lock from before namespaces were
+ * recorded (no `ns`) is read as this namespace's, as it was written.
  */
-function alive(holder: Holder): boolean {
+function foreign(holder: Holder, ours: string | null): boolean {
+  return holder.ns !== null && holder.ns !== ours;
+}
+
+/**
+ * Whether the holder still runs. Of another namespace: whether it touched the lock within STALE_MS. Of this
+ * one: our own PID or our parent's in the file is a previous holder's (PIDs start over in a new container),
+ * and a PID that runs with another start time was reused.
+ */
+function alive(holder: Holder, ours: string | null, path: string): boolean {
+  if (foreign(holder, ours)) {
+    try {
+      return Date.now() - statSync(path).mtimeMs < STALE_MS;
+    } catch {
+      return false;
+    }
+  }
   if (holder.pid === process.pid || holder.pid === process.ppid) return false;
   try {
     process.kill(holder.pid, 0);
@@ -68,6 +108,16 @@ function readOrNull(path: string): string | null {
   }
 }
 
+/** The heartbeat: a file system error (the volume gone) is the database's to report, not the timer's. */
+function touch(path: string): void {
+  try {
+    const now = new Date();
+    utimesSync(path, now, now);
+  } catch {
+    // The next beat tries again.
+  }
+}
+
 /** Another process taking over the same stale lock may have removed it first. */
 function removeIfThere(path: string): void {
   try {
@@ -80,13 +130,15 @@ function removeIfThere(path: string): void {
 /**
  * Takes the embedded data directory for this process, or throws DataDirInUseError naming the process that
  * has it. PGlite keeps no lock of its own, and two processes on one directory each run a whole PostgreSQL on
- * the same files. A lock left by a process that died (kill -9) is taken over. Answers the release, which
- * removes the file if it is still this process's.
+ * the same files. A lock left by a process that died (kill -9) is taken over: at once in this PID namespace,
+ * after STALE_MS without a heartbeat from another. Answers the release, which stops the heartbeat and removes
+ * the file if it is still this process's.
  */
-export function lockDataDir(dataDir: string): () => void {
+export function lockDataDir(dataDir: string, heartbeatMs = HEARTBEAT_MS): () => void {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
-  const mine = JSON.stringify({ pid: process.pid, started: startTime(process.pid) } satisfies Holder);
+  const ours = pidNamespace();
+  const mine = JSON.stringify({ pid: process.pid, started: startTime(process.pid), ns: ours } satisfies Holder);
   // Written whole first, then linked into place (which fails if the lock exists): no process ever reads a
   // lock file that is only half there.
   const own = `${path}.${process.pid}`;
@@ -94,7 +146,9 @@ export function lockDataDir(dataDir: string): () => void {
     writeFileSync(own, mine);
     try {
       linkSync(own, path);
+      const heartbeat = setInterval(() => touch(path), heartbeatMs).unref();
       return () => {
+        clearInterval(heartbeat);
         if (readOrNull(path) === mine) unlinkSync(path);
       };
     } catch (error) {
@@ -105,7 +159,7 @@ export function lockDataDir(dataDir: string): () => void {
     const text = readOrNull(path);
     if (text === null) continue;
     const holder = holderOf(text);
-    if (holder && alive(holder)) throw new DataDirInUseError(dataDir, holder.pid);
+    if (holder && alive(holder, ours, path)) throw new DataDirInUseError(dataDir, holder, foreign(holder, ours));
     // Stale. Removed only if it is still the file just read: a process that took it over meanwhile keeps it,
     // and this one finds that process alive on the next turn.
     if (readOrNull(path) === text) removeIfThere(path);

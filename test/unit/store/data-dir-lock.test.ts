@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirInUseError, LOCK_FILE, lockDataDir, startTime } from '../../../src/store/data-dir-lock.ts';
+import { DataDirInUseError, LOCK_FILE, lockDataDir, STALE_MS, startTime } from '../../../src/store/data-dir-lock.ts';
 import { waitFor } from '../../support/forwarding.ts';
 
 const dirs: string[] = [];
@@ -105,6 +105,29 @@ describe('the embedded data directory lock', () => {
       expect(results.filter((out) => out.includes('refused')), results.join(' | ')).toHaveLength(5);
     }
   }, 30_000);
+
+  it("is refused to a holder of another PID namespace (another container) while it keeps the lock fresh, even with this process's PID", () => {
+    const dir = dataDir();
+    const lock = join(dir, LOCK_FILE);
+    holdBy(dir, { pid: process.pid, started: null, ns: 'pid:[1]' });
+    expect(() => lockDataDir(dir)).toThrow(/in use by process \d+ of another PID namespace/);
+    const olderThanStale = new Date(Date.now() - STALE_MS - 1000);
+    utimesSync(lock, olderThanStale, olderThanStale);
+    const release = lockDataDir(dir);
+    expect(lockedBy(dir)).toBe(process.pid);
+    release();
+  });
+
+  it('keeps its lock fresh while it holds it, for processes of other namespaces to see', async () => {
+    const dir = dataDir();
+    const lock = join(dir, LOCK_FILE);
+    const release = lockDataDir(dir, 20);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    await waitFor(() => Date.now() - statSync(lock).mtimeMs < 1000, 2000);
+    release();
+    expect(existsSync(lock)).toBe(false);
+  });
 
   it('creates the directory, leaves nothing else in it, and releases only its own lock', () => {
     const dir = join(dataDir(), 'new');
