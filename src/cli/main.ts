@@ -94,7 +94,41 @@ program
     if (defaulted.length > 0) {
       logger.warn({ variables: defaulted }, `unset, using the defaults written in ${options.config}: set them in production`);
     }
-    const gateway = await startGateway({
+    let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+    let stopping: string | null = null;
+    const close = (started: NonNullable<typeof gateway>) =>
+      started.close().then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    const stop = (signal: string) => {
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: exiting now; attempts still in flight will be reconciled as outcome_unknown');
+        process.exit(1);
+      }
+      stopping = signal;
+      logger.info({ signal, timeoutMs: options.shutdownTimeoutMs }, gateway ? 'shutting down' : 'shutting down once started');
+      // The last resort, should closing (or starting) hang (a database that stopped answering): what was not
+      // recorded is in the database as a lease, which expires and is reconciled like a crash.
+      setTimeout(() => {
+        logger.error('shutdown did not finish within its timeout: exiting now');
+        process.exit(1);
+      }, options.shutdownTimeoutMs).unref();
+      if (gateway) void close(gateway);
+    };
+    // Before the start, which can take seconds (a new embedded directory, crash recovery): a signal then stops
+    // the gateway cleanly once it is up — its lock released, exit 0 — rather than killing it mid-start.
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    // A first start on the embedded default runs initdb (several seconds): say something meanwhile.
+    logger.info({ database: process.env.DATABASE_URL ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
+    gateway = await startGateway({
       config,
       logger,
       port: options.port,
@@ -106,33 +140,7 @@ program
       forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency },
       shutdownTimeoutMs: options.shutdownTimeoutMs,
     });
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) {
-        logger.warn({ signal }, 'second signal: exiting now; attempts still in flight will be reconciled as outcome_unknown');
-        process.exit(1);
-      }
-      stopping = true;
-      logger.info({ signal, timeoutMs: options.shutdownTimeoutMs }, 'shutting down');
-      // The last resort, should closing itself hang (a database that stopped answering): what was not
-      // recorded is in the database as a lease, which expires and is reconciled like a crash.
-      setTimeout(() => {
-        logger.error('shutdown did not finish within its timeout: exiting now');
-        process.exit(1);
-      }, options.shutdownTimeoutMs).unref();
-      gateway.close().then(
-        () => {
-          logger.info('stopped');
-          process.exit(0);
-        },
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    if (stopping) void close(gateway);
   });
 
 program

@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,8 @@ import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
-import { exitOf, spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
+import { BIN, exitOf, REPO, spawnGateway, type GatewayProcess } from '../support/process.ts';
 import { partialRequest } from '../support/raw-request.ts';
 
 const SETTLED = ['succeeded', 'failed', 'needs_review', 'cancelled'];
@@ -146,5 +148,30 @@ describe('SIGTERM', () => {
     expect(code).toBe(1);
     expect(performance.now() - signalled).toBeLessThan(2000);
     expect(await stateOf(taskId)).toMatchObject({ state: 'in_progress' });
+  });
+
+  it('a SIGTERM while it starts (a new embedded directory takes seconds) stops it once started: exit 0, lock released', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'oncehook-shutdown-start-'));
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+      cwd: REPO,
+      env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_CONFIG: undefined },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      await waitFor(() => output.includes('starting: opening the database'), 20_000);
+      expect(output).not.toContain('listening on');
+      child.kill('SIGTERM');
+      const { code } = await exitOf(child);
+      expect(code, output).toBe(0);
+      expect(output).toContain('shutting down once started');
+      expect(output).toContain('stopped');
+      expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
