@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
+import { taskKeyProblems } from '../ingest/plan-tasks.ts';
 import { duration } from './duration.ts';
 
 const jsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'a JSON pointer like "/order/id"');
@@ -104,6 +105,13 @@ export const sourceSchema = z
         }
       });
     }
+    for (const problem of taskKeyProblems(source.taskKey)) ctx.addIssue({ code: 'custom', path: ['taskKey'], message: problem });
+    for (const id of Object.keys(source.actions)) {
+      const cycle = stepCycle(source.actions, id);
+      if (cycle && cycle.length > 1 && cycle[0] === id) {
+        ctx.addIssue({ code: 'custom', path: ['actions', id, 'after'], message: `steps that wait for each other never start: ${[...cycle, id].join(' → ')}` });
+      }
+    }
     for (const [id, action] of Object.entries(source.actions)) {
       if (action.signingSecret !== undefined && !decodes(() => new Webhook(action.signingSecret!))) {
         ctx.addIssue({
@@ -125,6 +133,16 @@ export const sourceSchema = z
     }
   });
 export type SourceConfig = z.output<typeof sourceSchema>;
+
+/** The chain of `after` from `start` when it comes back to an action already on it, or null. */
+function stepCycle(actions: Record<string, { after?: string | undefined }>, start: string): string[] | null {
+  const chain: string[] = [];
+  for (let id: string | undefined = start; id !== undefined && id in actions; id = actions[id]!.after) {
+    if (chain.includes(id)) return chain.slice(chain.indexOf(id));
+    chain.push(id);
+  }
+  return null;
+}
 
 function decodes(decode: () => unknown): boolean {
   try {

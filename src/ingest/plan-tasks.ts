@@ -7,6 +7,29 @@ import type { NewTask } from '../store/atomic.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 
 const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const JSON_POINTER = /^(\/([^~/]|~[01])*)*$/;
+
+/**
+ * What is wrong with a `taskKey` template, for the config check: text that is not a placeholder renders as
+ * itself, so a typo (`{eventID}`) or a template without one gave every delivery the same task, every one after
+ * the first answered `duplicate_task`.
+ */
+export function taskKeyProblems(template: string): string[] {
+  const problems: string[] = [];
+  for (const [, inside] of template.matchAll(/\{([^}]*)\}/g)) {
+    const part = inside!;
+    if (part.startsWith('header:')) {
+      if (!HEADER_NAME.test(part.slice('header:'.length))) problems.push(`{${part}}: not a header name`);
+    } else if (part.startsWith('body:')) {
+      if (!JSON_POINTER.test(part.slice('body:'.length))) problems.push(`{${part}}: not a JSON pointer like {body:/order/id}`);
+    } else if (!['eventId', 'deliveryId', 'topic'].includes(part)) {
+      problems.push(`{${part}}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {header:NAME} or {body:/pointer}`);
+    }
+  }
+  if (!new RegExp(PLACEHOLDER.source).test(template)) problems.push('names no placeholder, so every delivery would be one task');
+  return problems;
+}
 
 /** Names the business task from a verified delivery with the source's `taskKey` template. */
 export function renderTaskKey(template: string, identity: Identity, headers: Headers): string {
@@ -25,6 +48,10 @@ function placeholderValue(part: string, identity: Identity, headers: Headers): s
   if (part === 'topic') return identity.topic ?? undefined;
   if (part.startsWith('header:')) return headers.get(part.slice('header:'.length)) ?? undefined;
   const found = jsonPointer(identity.json, part.slice('body:'.length));
+  // Past 2^53 two different integers parse to one number: two business tasks would share one ID.
+  if (typeof found === 'number' && Number.isInteger(found) && !Number.isSafeInteger(found)) {
+    throw new InputError('invalid_identity', `the task key's {${part}} is a number JSON cannot carry exactly; send it as a string`);
+  }
   return typeof found === 'string' || typeof found === 'number' ? String(found) : undefined;
 }
 

@@ -112,6 +112,22 @@ describe('config', () => {
     expect(found.join('\n')).not.toMatch(/abc\$def|hunter2|not base64!/);
   });
 
+  it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.taskKey = '{eventID}';
+    config.sources.shop.actions = {
+      a: { url: 'https://a.example', after: 'b' },
+      b: { url: 'https://b.example', after: 'a' },
+      c: { url: 'https://c.example', after: 'a' },
+    };
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
+      'sources.shop.taskKey: names no placeholder, so every delivery would be one task',
+      'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
+      'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
+    ]);
+  });
+
   it('refuses unknown keys, so a typo is not silently ignored', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.actions.crm.timeoutMS = 5;
