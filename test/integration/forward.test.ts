@@ -53,7 +53,7 @@ beforeAll(async () => {
     dns: { ...to('/dns'), url: 'http://oncehook-test.invalid/dns', maxAttempts: 1 },
     tls: { ...to('/tls'), url: `${downstream.url.replace('http:', 'https:')}/tls`, maxAttempts: 1 },
     unanswered: to('/unanswered', { lookup: `${downstream.url}/unanswered/lookup?key={key}`, maxAttempts: 2 }),
-    resent: { ...to('/resent', { idempotency: 'key', keyRetention: '1500ms' }), url: `${keeping.url}/resent` },
+    resent: { ...to('/resent', { idempotency: 'key', keyRetention: '2500ms' }), url: `${keeping.url}/resent` },
     // A lookup on another origin than the action's.
     absent: to('/absent', { lookup: `${cooling.url}/absent/lookup?key={key}` }),
   });
@@ -251,9 +251,9 @@ describe('failures after the request was written: the effect may exist', () => {
   });
 
   it('a keyed resend that confirms nothing leaves the outcome unknown: past the key retention, review, not a send', async () => {
-    // The resend's 503 says nothing of the first attempt. Its Retry-After outlasts the 1.5 s the downstream
+    // The resend's 503 says nothing of the first attempt. Its Retry-After outlasts the 2.5 s the downstream
     // keeps keys, so a third send would go out under a key it may have forgotten.
-    keeping.script('/resent', { steps: ['hang', { status: 503, retryAfter: '2' }] });
+    keeping.script('/resent', { steps: ['hang', { status: 503, retryAfter: '3' }] });
     const id = await deliver('resent');
     await waitFor(async () => (await ledger(db(), id)).length === 2 && (await ledger(db(), id))[1]!.finishedAt !== null);
     expect((await task(db(), id)).state).toBe('outcome_unknown');
