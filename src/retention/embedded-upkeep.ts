@@ -57,6 +57,8 @@ export function startEmbeddedUpkeep(store: Store, logger: Logger, metrics: Metri
 
   async function step(name: string, statement: string, ms: Record<string, number>): Promise<void> {
     if (Object.keys(ms).length > 0) await new Promise((resolve) => setTimeout(resolve, BREATH_MS));
+    // A stop that came during the pause: the shutdown should not wait for one more step.
+    if (stopped) return;
     const started = performance.now();
     await store.db.execute(sql.raw(statement));
     const seconds = (performance.now() - started) / 1000;

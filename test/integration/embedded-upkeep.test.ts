@@ -77,4 +77,24 @@ describe('embedded database upkeep', () => {
       await upkeep?.stop();
     }
   });
+
+  it('a stop during the pause between two steps runs no further step', async () => {
+    const metrics = createMetrics();
+    const upkeep = startEmbeddedUpkeep(t.store, createLogger('silent'), metrics, { intervalMs: 3_600_000 });
+    if (engine() === 'postgres') {
+      expect(upkeep).toBeNull();
+      return;
+    }
+    // Two tables due, so the pass pauses after the first.
+    await t.store.db.execute(sql`create table upkeep_stop_a (n int)`);
+    await t.store.db.execute(sql`create table upkeep_stop_b (n int)`);
+    await t.store.db.execute(sql`insert into upkeep_stop_a select generate_series(1, 10001)`);
+    await t.store.db.execute(sql`insert into upkeep_stop_b select generate_series(1, 10001)`);
+    const pass = upkeep!.runOnce();
+    const ran = async () => Object.values(await stepsRun(metrics)).reduce((a, b) => a + b, 0);
+    while ((await ran()) === 0) await new Promise((resolve) => setImmediate(resolve));
+    await upkeep!.stop();
+    await pass;
+    expect(await ran()).toBe(1);
+  });
 });
