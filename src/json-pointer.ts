@@ -1,3 +1,6 @@
+/** What an RFC 6901 pointer may look like: empty, or "/"-separated keys with "~" escaped as "~0" or "~1". */
+export const JSON_POINTER_SYNTAX = /^(\/([^~/]|~[01])*)*$/;
+
 /** The keys an RFC 6901 pointer walks through; the empty pointer walks through none. */
 export function pointerTokens(pointer: string): string[] {
   if (pointer === '') return [];

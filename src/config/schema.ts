@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
 import { taskKeyProblems } from '../ingest/plan-tasks.ts';
+import { JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 import { duration } from './duration.ts';
 
-const jsonPointer = z.string().regex(/^(\/([^~/]|~[01])*)*$/, 'a JSON pointer like "/order/id"');
+const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
 /** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
 const fieldSource = z.union([

@@ -2,13 +2,12 @@ import type { Identity } from '../../adapters/types.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { InputError } from '../errors.ts';
 import { taskId } from '../ids.ts';
-import { jsonPointer } from '../json-pointer.ts';
+import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 import type { NewTask } from '../store/atomic.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 
 const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const JSON_POINTER = /^(\/([^~/]|~[01])*)*$/;
 
 /**
  * What is wrong with a `taskKey` template, for the config check: text that is not a placeholder renders as
@@ -22,7 +21,7 @@ export function taskKeyProblems(template: string): string[] {
     if (part.startsWith('header:')) {
       if (!HEADER_NAME.test(part.slice('header:'.length))) problems.push(`{${part}}: not a header name`);
     } else if (part.startsWith('body:')) {
-      if (!JSON_POINTER.test(part.slice('body:'.length))) problems.push(`{${part}}: not a JSON pointer like {body:/order/id}`);
+      if (!JSON_POINTER_SYNTAX.test(part.slice('body:'.length))) problems.push(`{${part}}: not a JSON pointer like {body:/order/id}`);
     } else if (!['eventId', 'deliveryId', 'topic'].includes(part)) {
       problems.push(`{${part}}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {header:NAME} or {body:/pointer}`);
     }

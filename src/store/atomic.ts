@@ -4,7 +4,7 @@
  * requests or two instances racing on the same key cannot both see "new". Routes and workers call these
  * functions; they never compose SQL themselves.
  */
-import { eq, sql } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { DECISIONS, FINISHED_STATES, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
@@ -566,9 +566,9 @@ const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail: Recor
       returning id
     )`;
 
-/** Tasks with no replay still on its way: a replay is a second effect, and two at once make a third. */
-const withoutUnsettledReplay = sql`not exists (
-  select 1 from tasks r where r.replay_of = tasks.id and r.state not in ${inList(FINISHED_STATES)})`;
+/** The replays of `original` still on their way: a replay is a second effect, and two at once make a third. */
+const unsettledReplaysOf = (original: SQL) => sql`tasks r where r.replay_of = ${original} and r.state not in ${inList(FINISHED_STATES)}`;
+const withoutUnsettledReplay = sql`not exists (select 1 from ${unsettledReplaysOf(sql`tasks.id`)})`;
 
 /**
  * A deliberate second effect: a new task with a new ID, linked to this one, sending the same stored bytes.
@@ -587,7 +587,7 @@ export async function replayTask(db: Db, input: { taskId: string } & Decider): P
     if (current.purged || !(OPERATOR_RULES.replay.from as readonly string[]).includes(current.state)) return refusal;
     const [unsettled] = await rowsOf<{ id: string }>(
       tx,
-      sql`select id from tasks where replay_of = ${input.taskId} and state not in ${inList(FINISHED_STATES)} limit 1`,
+      sql`select r.id from ${unsettledReplaysOf(sql`${input.taskId}`)} limit 1`,
     );
     if (unsettled) return { ...refusal, unsettledReplay: unsettled.id };
     const [row] = await rowsOf<{ replay: string }>(

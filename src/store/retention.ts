@@ -5,8 +5,7 @@ import { rowsOf } from './rows.ts';
 import { inList } from './queries/task-filter.ts';
 
 /** Only finished tasks lose their body: a task that may still be sent keeps the bytes it must send. */
-const FINISHED = FINISHED_STATES;
-const UNFINISHED = Object.values(TASK_STATES).filter((state) => !FINISHED.includes(state));
+const UNFINISHED = Object.values(TASK_STATES).filter((state) => !FINISHED_STATES.includes(state));
 
 /**
  * How far a source's purge has come, so a round reads what expired since the last one instead of every
@@ -39,7 +38,7 @@ export async function purgeExpiredBodies(db: Db, source: string, retentionMs: nu
       select id from tasks
       where source = ${source}
         and body is not null
-        and state in ${inList(FINISHED)}
+        and state in ${inList(FINISHED_STATES)}
         and created_at < ${cutoff(retentionMs)}
         and created_at >= ${from}::timestamptz
       order by created_at
@@ -67,7 +66,7 @@ export async function purgeWaiting(db: Db, ids: string[], retentionMs: number): 
     sql`
     with due as (
       select id from tasks
-      where id in ${listed} and body is not null and state in ${inList(FINISHED)} and created_at < ${cutoff(retentionMs)}
+      where id in ${listed} and body is not null and state in ${inList(FINISHED_STATES)} and created_at < ${cutoff(retentionMs)}
       for update skip locked
     ),
     purged as (
@@ -98,7 +97,7 @@ export async function advancePurge(db: Db, source: string, retentionMs: number, 
     reached as materialized (
       select greatest(${progress.from}::timestamptz, least((select upto from bound), (
         select min(created_at) from tasks
-        where source = ${source} and body is not null and state in ${inList(FINISHED)}
+        where source = ${source} and body is not null and state in ${inList(FINISHED_STATES)}
           and created_at < (select upto from bound) and created_at >= ${progress.from}::timestamptz))) as at
     )
     select (select at::text from reached) as "from",

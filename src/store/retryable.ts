@@ -23,7 +23,7 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 export function isRetryable(error: unknown): boolean {
-  return hasCode(error, (code) => RETRYABLE_CODES.has(code));
+  return withCode(error, (code) => RETRYABLE_CODES.has(code)) !== undefined;
 }
 
 /**
@@ -32,10 +32,6 @@ export function isRetryable(error: unknown): boolean {
  */
 export function dataException(error: unknown): Error | undefined {
   return withCode(error, (code) => /^22[0-9A-Z]{3}$/.test(code));
-}
-
-function hasCode(error: unknown, matches: (code: string) => boolean): boolean {
-  return withCode(error, matches) !== undefined;
 }
 
 function withCode(error: unknown, matches: (code: string) => boolean): Error | undefined {
