@@ -5,7 +5,7 @@ import { Forwarder } from '../../src/forward/forwarder.ts';
 import { Routes } from '../../src/forward/routes.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { claimTasks, finishAttempts, reclaimExpiredLeases, releaseUnsent, renewLease, type AttemptFinish } from '../../src/store/atomic.ts';
+import { claimTasks, finishAttempts, reclaimExpiredLeases, releaseUnsent, renewLease, type AttemptFinish, type ClaimedTask } from '../../src/store/atomic.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
@@ -45,6 +45,27 @@ async function claimAndDie(id: string) {
   const claimed = await claimTasks(db(), { owner: 'dead-worker', routes: routes(), limit: 10 });
   expect(claimed.map((t) => t.id)).toEqual([id]);
   return claimed[0]!;
+}
+
+/** A worker's finish of a claimed attempt: a 201 success, unless `change` says otherwise. */
+function finishOf(claimed: ClaimedTask, owner: string, change: Partial<AttemptFinish> = {}): AttemptFinish {
+  return {
+    taskId: claimed.id,
+    attemptId: claimed.attemptId!,
+    owner,
+    status: 201,
+    durationMs: 3,
+    class: 'success',
+    error: null,
+    reference: null,
+    requestSha256: null,
+    decision: 'succeeded',
+    state: 'succeeded',
+    delayMs: 0,
+    notBefore: null,
+    destination: null,
+    ...change,
+  };
 }
 
 function liveWorker() {
@@ -98,24 +119,7 @@ describe('leases', () => {
     await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
     expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
 
-    const kept = await finishAttempts(db(), [
-      {
-        taskId: id,
-        attemptId: claimed.attemptId!,
-        owner: 'dead-worker',
-        status: 201,
-        durationMs: 5,
-        class: 'success',
-        error: null,
-        reference: 'late-ref',
-        requestSha256: null,
-        decision: 'succeeded',
-        state: 'succeeded',
-        delayMs: 0,
-        notBefore: null,
-        destination: null,
-      },
-    ]);
+    const kept = await finishAttempts(db(), [finishOf(claimed, 'dead-worker', { reference: 'late-ref' })]);
     expect(kept).toEqual([false]);
     expect((await task(db(), id)).state).toBe('outcome_unknown');
     const [row] = await ledger(db(), id);
@@ -135,16 +139,12 @@ describe('leases', () => {
     const [second] = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
     expect(second).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
 
-    const finish = (attemptId: number, f: Partial<AttemptFinish>): AttemptFinish => ({
-      taskId: id, attemptId, owner, status: 201, durationMs: 3, class: 'success', error: null, reference: 'ref-2',
-      requestSha256: null, decision: 'succeeded', state: 'succeeded', delayMs: 0, notBefore: null, destination: null, ...f,
-    });
-    const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', reference: null, decision: 'failed', state: 'failed' } as const;
-    expect(await finishAttempts(db(), [finish(first!.attemptId!, rejected)])).toEqual([false]);
+    const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', decision: 'failed', state: 'failed' } as const;
+    expect(await finishAttempts(db(), [finishOf(first!, owner, rejected)])).toEqual([false]);
     expect(await releaseUnsent(db(), { taskId: id, attemptId: first!.attemptId!, owner, mode: 'send', priorState: 'pending' })).toBe(false);
     expect(await task(db(), id)).toMatchObject({ state: 'in_progress', leaseOwner: owner, attempts: 2 });
 
-    expect(await finishAttempts(db(), [finish(second!.attemptId!, {})])).toEqual([true]);
+    expect(await finishAttempts(db(), [finishOf(second!, owner, { reference: 'ref-2' })])).toEqual([true]);
     expect(await task(db(), id)).toMatchObject({ state: 'succeeded', resultReference: 'ref-2' });
     expect((await ledger(db(), id)).map((r) => r.decision)).toEqual([expect.stringMatching(/superseded/), 'succeeded']);
   });
@@ -152,10 +152,7 @@ describe('leases', () => {
   it('a finish sent again after its commit (the answer lost on the way) changes neither the task nor the ledger', async () => {
     const id = await deliver('plain');
     const [claimed] = await claimTasks(db(), { owner: 'resending-worker', routes: routes(), limit: 10 });
-    const finish: AttemptFinish = {
-      taskId: id, attemptId: claimed!.attemptId!, owner: 'resending-worker', status: 201, durationMs: 3, class: 'success', error: null,
-      reference: 'ref-1', requestSha256: null, decision: 'succeeded', state: 'succeeded', delayMs: 0, notBefore: null, destination: null,
-    };
+    const finish = finishOf(claimed!, 'resending-worker', { reference: 'ref-1' });
     expect(await finishAttempts(db(), [finish])).toEqual([true]);
     const [before] = await ledger(db(), id);
     expect(await finishAttempts(db(), [finish])).toEqual([false]);
@@ -172,27 +169,11 @@ describe('leases', () => {
     expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([late!.id]);
 
     const origin = 'http://cooling.invalid';
-    const finish = (task: typeof first, f: Partial<AttemptFinish>): AttemptFinish => ({
-      taskId: task!.id,
-      attemptId: task!.attemptId!,
-      owner: 'batch-worker',
-      status: 503,
-      durationMs: 3,
-      class: 'retryable',
-      error: 'HTTP 503',
-      reference: null,
-      requestSha256: null,
-      decision: 'retry',
-      state: 'pending',
-      delayMs: 0,
-      notBefore: null,
-      destination: null,
-      ...f,
-    });
+    const retry = { status: 503, class: 'retryable', error: 'HTTP 503', decision: 'retry', state: 'pending' } as const;
     const kept = await finishAttempts(db(), [
-      finish(first, { delayMs: 5_000, destination: { origin, pause: null } }),
-      finish(late, { status: 201, class: 'success', error: null, decision: 'succeeded', state: 'succeeded', reference: 'late-ref' }),
-      finish(second, { delayMs: 20_000, destination: { origin, pause: null } }),
+      finishOf(first!, 'batch-worker', { ...retry, delayMs: 5_000, destination: { origin, pause: null } }),
+      finishOf(late!, 'batch-worker', { reference: 'late-ref' }),
+      finishOf(second!, 'batch-worker', { ...retry, delayMs: 20_000, destination: { origin, pause: null } }),
     ]);
     expect(kept).toEqual([true, false, true]);
 
