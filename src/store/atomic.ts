@@ -173,7 +173,7 @@ export interface ClaimedTask {
  * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is
  * reconciled by the rules of CONTRACT.md, decided there in database time: send again under the same key
  * while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
- * planner settings it needs live in the database function `oncehook_claim_tasks` (migration 0006): one
+ * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008): one
  * round trip per claim instead of a transaction's four.
  */
 export async function claimTasks(

@@ -5,11 +5,23 @@ import { Forwarder } from '../../src/forward/forwarder.ts';
 import { Routes } from '../../src/forward/routes.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { claimTasks, finishAttempts, reclaimExpiredLeases, releaseUnsent, renewLease, type AttemptFinish, type ClaimedTask } from '../../src/store/atomic.ts';
+import {
+  claimTasks,
+  finishAttempts,
+  reclaimExpiredLeases,
+  releaseUnsent,
+  renewLease,
+  retryTask,
+  type AttemptFinish,
+  type ClaimedTask,
+  type OperatorOutcome,
+} from '../../src/store/atomic.ts';
+import type { Db } from '../../src/store/connect.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
-import { ledger, task, taskIn } from '../support/forwarding.ts';
+import { engine } from '../support/engine.ts';
+import { ledger, rows, task, taskIn, waitFor } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 /** The web role only: these tests play the dead worker themselves, then start a live one. */
@@ -22,6 +34,7 @@ beforeAll(async () => {
   const raw = shopConfig({
     plain: { url: `${downstream.url}/plain`, topics: ['plain'], timeoutMs: 300 },
     keyed: { url: `${downstream.url}/keyed`, topics: ['keyed'], idempotency: 'key', timeoutMs: 300 },
+    parked: { url: `${PARKED_ORIGIN}/parked`, topics: ['parked'], timeoutMs: 300 },
   });
   config = parseConfig(JSON.stringify(raw), 'test').config;
   gateway = await startTestGateway(raw, { role: 'web' });
@@ -32,6 +45,8 @@ afterAll(async () => {
 });
 
 const db = () => gateway.store.db;
+/** A destination the claim race test pauses, so its backlog is walked past, never sent. */
+const PARKED_ORIGIN = 'http://127.0.0.2:9';
 const GRACE_MS = 100;
 const routes = () => new Routes(config, GRACE_MS).forClaim;
 
@@ -194,5 +209,63 @@ describe('leases', () => {
 
     await db().update(tasks).set({ state: 'cancelled', leaseOwner: null }).where(inArray(tasks.id, ids));
     await db().delete(destinations).where(eq(destinations.origin, origin));
+  });
+});
+
+// Two sessions at once: PGlite runs one statement at a time, so there is no instant between a claim's snapshot
+// and its lock for another change to land in.
+if (engine() === 'postgres') describe('the claim', () => {
+  it("decides on the row it locked: a person's retry committed while the claim walked the queue is kept", async () => {
+    const id = await deliver('plain');
+    await claimAndDie(id);
+    await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
+    await reclaimExpiredLeases(db());
+    await taskIn(db(), id, 'outcome_unknown');
+
+    // A paused destination's backlog, due before the task: the claim walks past it, which holds the instant
+    // between its snapshot and its lock on the task open long enough to commit the retry in it.
+    await db().execute(sql`
+      insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256, next_attempt_at)
+      select ${id} || '/parked/' || n, source, 'parked', event_id, delivery_id, 'pending', body_sha256,
+        now() - interval '1 hour'
+      from tasks, generate_series(1, 80000) n where id = ${id}`);
+    await db().insert(destinations).values({ origin: PARKED_ORIGIN, pausedAt: new Date(), pausedReason: 'test' });
+
+    // The retry's transaction begins before the claim (its `next_attempt_at = now()` is then due for the
+    // claim) and commits while the claim runs.
+    let commit!: () => void;
+    let retried!: (outcome: OperatorOutcome) => void;
+    const retry = new Promise<OperatorOutcome>((resolve) => (retried = resolve));
+    const retryCommitted = db().transaction(async (tx) => {
+      retried(await retryTask(tx as unknown as Db, { taskId: id, actor: 'test', note: 'checked by hand: resend' }));
+      await new Promise<void>((resolve) => (commit = resolve));
+    });
+    expect(await retry).toEqual({ done: true });
+    let claimReturned = false;
+    const claiming = claimTasks(db(), { owner: 'worker', routes: routes(), limit: 10 }).finally(() => (claimReturned = true));
+    try {
+      // The claim's statement locks the tables it writes once its plan is ready, just before its snapshot.
+      await waitFor(async () => (await rows<{ n: number }>(db(), sql`select count(*)::int as n from pg_locks l
+        join pg_stat_activity a using (pid)
+        where l.relation = 'attempts'::regclass and a.query like '%oncehook_claim_tasks%' and a.pid <> pg_backend_pid()`))[0]!.n > 0, 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(claimReturned, 'the claim is still walking the backlog when the retry commits').toBe(false);
+    } finally {
+      commit();
+      await retryCommitted;
+    }
+    let claimed: ClaimedTask[];
+    try {
+      claimed = await claiming;
+    } finally {
+      await db().execute(sql`delete from tasks where action = 'parked'`);
+      await db().execute(sql`delete from task_refs where task_id like ${id + '/parked/%'}`);
+      await db().delete(destinations).where(eq(destinations.origin, PARKED_ORIGIN));
+    }
+
+    expect(claimed.map((t) => [t.id, t.mode, t.priorState])).toEqual([[id, 'send', 'pending']]);
+    expect((await task(db(), id)).state).toBe('in_progress');
+    await finishAttempts(db(), [finishOf(claimed[0]!, 'worker')]);
+    expect((await task(db(), id)).state).toBe('succeeded');
   });
 });
