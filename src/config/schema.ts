@@ -166,6 +166,13 @@ export const configSchema = z.strictObject({
         .positive()
         .default(256)
         .describe('deliveries being read or recorded at once; past it, 503 with Retry-After'),
+      writeStallMs: z
+        .int()
+        .min(1000)
+        .default(30_000)
+        .describe(
+          'on PostgreSQL, how long a batch of deliveries waits for the database to answer before its connection is abandoned and the batch is written again on a new one (a network path that died without a reset)',
+        ),
     })
     .prefault({}),
 });

@@ -36,10 +36,15 @@ function answerDeadline(started: number, budgetMs: number): number {
 export function ingestRoutes({ config, adapters, store, logger, metrics }: IngestDeps): Hono {
   const app = new Hono();
   const admission = new Admission(config);
-  const writer = new GroupCommit(store, recordDeliveries, {
+  const stallMs = config.limits.writeStallMs;
+  const writer = new GroupCommit(store.lane(), recordDeliveries, {
     maxBatch: RECEIPTS_PER_BATCH,
     maxBytes: BATCH_BYTES,
     bytesOf: (receipt) => receipt.body.byteLength,
+    stall: {
+      ms: stallMs,
+      onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning ingest's connection and writing the batch again on a new one`),
+    },
   });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
   app.post('/in/:source', async (c) => {

@@ -22,7 +22,23 @@ export interface Store {
   readonly diskSyncs: DiskSyncs | null;
   /** Calls `onNotify` for every NOTIFY on `channel`; `onSubscribe` after every (re)subscription. */
   listen(channel: string, onNotify: () => void, onSubscribe: () => void): Promise<() => Promise<void>>;
+  /** A connection of one writer's own, which it can abandon; see `WriteLane`. */
+  lane(): WriteLane;
   close(): Promise<void>;
+}
+
+/**
+ * Where one writer sends its statements. On PostgreSQL a connection of its own: a statement that never
+ * answers (a network path that died without a reset leaves the socket waiting for TCP to give up, ~15
+ * minutes by Linux's defaults) can be abandoned with its connection, and the next write opens another,
+ * without touching the pool. PGlite runs in this process and has nothing to abandon.
+ */
+export interface WriteLane {
+  readonly kind: Store['kind'];
+  /** The lane's database: after `abandon`, a new connection's. */
+  readonly db: Db;
+  /** Drops the connection; a statement in flight on it fails as a connection error. Null on PGlite. */
+  readonly abandon: (() => void) | null;
 }
 
 export interface StoreOptions {
@@ -39,7 +55,48 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 function openPostgres(url: string, max: number): Store {
-  const client = postgres(url, {
+  const client = postgres(url, clientOptions(max));
+  const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db;
+  const lanes = new Set<() => Promise<void>>();
+  return {
+    kind: 'postgres',
+    db,
+    diskSyncs: null,
+    async listen(channel, onNotify, onSubscribe) {
+      const { unlisten } = await client.listen(channel, onNotify, onSubscribe);
+      return unlisten;
+    },
+    lane() {
+      let own: { client: postgres.Sql; db: Db } | null = null;
+      const open = () => {
+        const laneClient = postgres(url, clientOptions(1));
+        return { client: laneClient, db: drizzlePostgres(preparing(laneClient), { schema }) as unknown as Db };
+      };
+      lanes.add(async () => {
+        await own?.client.end({ timeout: 5 });
+      });
+      return {
+        kind: 'postgres',
+        get db() {
+          own ??= open();
+          return own.db;
+        },
+        abandon() {
+          const abandoned = own;
+          own = null;
+          // No wait for an answer that is not coming: the statement in flight fails with CONNECTION_DESTROYED.
+          void abandoned?.client.end({ timeout: 0 }).catch(() => {});
+        },
+      };
+    },
+    async close() {
+      await Promise.all([client.end({ timeout: 5 }), ...[...lanes].map((end) => end())]);
+    },
+  };
+}
+
+function clientOptions(max: number): postgres.Options<Record<string, postgres.PostgresType>> {
+  return {
     max,
     onnotice: () => {},
     connect_timeout: 5,
@@ -52,19 +109,6 @@ function openPostgres(url: string, max: number): Store {
     // more. A second at most keeps reconnects cheap and recovery prompt.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
     connection: { application_name: 'oncehook' },
-  });
-  const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db;
-  return {
-    kind: 'postgres',
-    db,
-    diskSyncs: null,
-    async listen(channel, onNotify, onSubscribe) {
-      const { unlisten } = await client.listen(channel, onNotify, onSubscribe);
-      return unlisten;
-    },
-    async close() {
-      await client.end({ timeout: 5 });
-    },
   };
 }
 
@@ -118,6 +162,9 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
       // In-process: the subscription never drops, so one catch-up fetch is all a worker needs.
       onSubscribe();
       return () => unlisten();
+    },
+    lane() {
+      return { kind: 'pglite', db, abandon: null };
     },
     async close() {
       if (!client.closed) await client.close();

@@ -1,5 +1,5 @@
-import type { Store } from './connect.ts';
-import { isRetryable } from './retryable.ts';
+import type { Store, WriteLane } from './connect.ts';
+import { isRetryable, STALLED_WRITE } from './retryable.ts';
 
 interface Waiting<I, O> {
   input: I;
@@ -12,8 +12,8 @@ interface Waiting<I, O> {
 }
 
 /**
- * After a database restart every pooled connection is dead until used once, so a batch may meet several in a
- * row; each try takes another connection from the pool.
+ * After a database restart a connection is dead until used once: a batch on the pool may meet several in a
+ * row, each try taking another; a lane's one connection reconnects for the next try.
  */
 const MAX_RETRIES = 3;
 
@@ -30,7 +30,15 @@ export interface GroupCommitOptions<I> {
   /** A batch stops growing before it would pass `maxBytes` as counted by `bytesOf` (it always holds one item). */
   maxBytes?: number;
   bytesOf?: (input: I) => number;
+  /**
+   * On a lane that can be abandoned: a batch with no answer after this long gives up its connection and is
+   * tried again on a new one, and `onStall` is told. Without it one silent connection holds every batch behind.
+   */
+  stall?: { ms: number; onStall(): void };
 }
+
+/** What a group commit writes to: the store itself, or a lane of its own that it may abandon. */
+export type WriteTarget = Pick<Store, 'kind' | 'db'> & { readonly abandon?: WriteLane['abandon'] };
 
 /**
  * Group commit: items that arrive while a transaction is committing are written together in the next one,
@@ -52,11 +60,11 @@ export class GroupCommit<I, O> {
   private gathering = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly target: WriteTarget,
     private readonly write: (db: Store['db'], batch: readonly I[]) => Promise<O[]>,
     private readonly options: GroupCommitOptions<I>,
   ) {
-    this.gatherFirst = GATHER_FIRST[store.kind];
+    this.gatherFirst = GATHER_FIRST[target.kind];
   }
 
   record(input: I): Promise<O> {
@@ -104,7 +112,7 @@ export class GroupCommit<I, O> {
 
   private async commit(batch: Waiting<I, O>[]): Promise<void> {
     try {
-      const written = await this.write(this.store.db, batch.map((waiting) => waiting.input));
+      const written = await this.watched(this.write(this.target.db, batch.map((waiting) => waiting.input)));
       batch.forEach((waiting, i) => waiting.resolve(written[i]!));
     } catch (error) {
       const retries = Math.max(...batch.map((waiting) => waiting.retries ?? 0)) + 1;
@@ -118,5 +126,25 @@ export class GroupCommit<I, O> {
       }
       this.queue.unshift(...batch.map((waiting) => ({ ...waiting, alone: true })));
     }
+  }
+
+  /**
+   * The write, or a retryable failure once it has gone `stall.ms` without an answer and its connection was
+   * abandoned. Waiting for the abandoned statement's own failure is not needed: its batch is tried again
+   * either way, and a statement that did commit meanwhile makes the retry a duplicate, never a second record.
+   */
+  private watched(writing: Promise<O[]>): Promise<O[]> {
+    const { stall } = this.options;
+    const abandon = this.target.abandon;
+    if (!stall || !abandon) return writing;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abandon();
+        stall.onStall();
+        reject(Object.assign(new Error(`no answer from the database in ${stall.ms} ms; its connection was abandoned`), { code: STALLED_WRITE }));
+      }, stall.ms);
+    });
+    return Promise.race([writing, stalled]).finally(() => clearTimeout(timer));
   }
 }

@@ -3,7 +3,11 @@
  * another connection may well succeed. Drizzle wraps the driver's error, so the code is looked for on the
  * error and on its cause. Unknown codes are not retried.
  */
+/** A group commit's batch whose connection went silent and was abandoned (group-commit.ts). */
+export const STALLED_WRITE = 'ONCEHOOK_STALLED_WRITE';
+
 const RETRYABLE_CODES = new Set([
+  STALLED_WRITE,
   // postgres.js, when a pooled connection turns out to be dead
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',

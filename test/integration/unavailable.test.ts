@@ -7,6 +7,7 @@ import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 
 const ACK_BUDGET_MS = 1500;
+const WRITE_STALL_MS = 2500;
 
 let gateway: TestGateway;
 let database: TestDatabase;
@@ -22,7 +23,10 @@ beforeAll(async () => {
     viaProxy.port = String(proxy.port);
     reached = { url: viaProxy.toString(), drop: async () => {} };
   }
-  gateway = await startTestGateway(shopConfig(undefined, { ackTimeoutMs: ACK_BUDGET_MS }), { database: reached });
+  gateway = await startTestGateway(
+    { ...shopConfig(undefined, { ackTimeoutMs: ACK_BUDGET_MS }), limits: { writeStallMs: WRITE_STALL_MS } },
+    { database: reached },
+  );
 });
 afterAll(async () => {
   await gateway?.close();
@@ -102,5 +106,35 @@ describe(`database unavailable (${engine()})`, () => {
     expect(retry.status).toBe(200);
     expect(retry.json.decision).toBe('accepted');
     await expectWhole('e-down');
+  });
+
+  // A server's connection can go silent without a reset (a failover that moved the address, a dead host): the
+  // socket then waits for TCP to give up, ~15 minutes by Linux's defaults, with ingest's batch in flight on it.
+  if (engine() === 'postgres') it('a connection that went silent: ingest abandons it after writeStallMs and records on a new one', async () => {
+    const warm = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-warm', webhookId: 'w-warm' }));
+    expect(warm.status).toBe(200);
+    const cut = proxy!.strand();
+    try {
+      const delivery = shopifyDelivery({ eventId: 'e-silent', webhookId: 'w-silent' });
+      const answer = await post(gateway.url, 'shop', delivery);
+      expect(answer.status).toBe(503);
+      expect(answer.json.error.code).toBe('store_timeout');
+
+      // The sender retries after Retry-After; by then the silent connection has been given up.
+      await new Promise((resolve) => setTimeout(resolve, WRITE_STALL_MS));
+      const started = performance.now();
+      const retry = await post(gateway.url, 'shop', delivery);
+      expect(retry.status).toBe(200);
+      expect(performance.now() - started).toBeLessThan(ACK_BUDGET_MS);
+      // The abandoned batch was written again on the new connection as soon as it was given up: the retry is
+      // then its duplicate.
+      expect(['accepted', 'duplicate_delivery']).toContain(retry.json.decision);
+    } finally {
+      // The test's own reads go through the pool, whose idle connections went silent too.
+      cut();
+    }
+    // The pool sees its closed connections' ends and reconnects before the reads below.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expectWhole('e-silent');
   });
 });

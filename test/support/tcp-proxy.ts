@@ -10,6 +10,11 @@ export interface FaultyProxy {
   hold(): void;
   /** Holds only what the server sends: it still receives, and commits, but its answers never arrive. */
   holdReplies(): void;
+  /**
+   * The connections open now go silent for good, both ways, and are never closed: a network path that died
+   * without a reset. New connections pass. The returned function finally closes the silent ones.
+   */
+  strand(): () => void;
   release(): void;
   refuse(): Promise<void>;
   restore(): Promise<void>;
@@ -21,9 +26,11 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
   let repliesHeld = false;
   const pending: Array<() => void> = [];
   const sockets = new Set<net.Socket>();
+  const stranded = new Set<net.Socket>();
 
   const forward = (from: net.Socket, to: net.Socket, replies: boolean) => {
     from.on('data', (chunk) => {
+      if (stranded.has(from)) return;
       if (held || (replies && repliesHeld)) pending.push(() => to.write(chunk));
       else to.write(chunk);
     });
@@ -57,6 +64,13 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     },
     holdReplies() {
       repliesHeld = true;
+    },
+    strand() {
+      const now = [...sockets];
+      for (const socket of now) stranded.add(socket);
+      return () => {
+        for (const socket of now) socket.destroy();
+      };
     },
     release() {
       held = false;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/connect.ts';
-import { GroupCommit } from '../../../src/store/group-commit.ts';
+import { GroupCommit, type WriteTarget } from '../../../src/store/group-commit.ts';
 
 /** A store of the given kind whose database is never touched: the write below only records the batches. */
-function storeOf(kind: Store['kind']): Store {
-  return { kind, db: {} as Store['db'], diskSyncs: null, listen: async () => async () => {}, close: async () => {} };
+function storeOf(kind: Store['kind']): WriteTarget {
+  return { kind, db: {} as Store['db'] };
 }
 
 async function batchesFor(kind: Store['kind'], items: number): Promise<number[]> {
@@ -37,5 +37,48 @@ describe('group commit', () => {
 
   it('commits one batch at a time: what arrives meanwhile waits for it and goes in the next', async () => {
     expect(await batchesFor('postgres', 20)).toEqual([1, 19]);
+  });
+
+  it('abandons a connection that stopped answering and writes the batch again on the next one', async () => {
+    const lanes: Store['db'][] = [{} as Store['db']];
+    const target: WriteTarget = {
+      kind: 'postgres',
+      get db() {
+        return lanes.at(-1)!;
+      },
+      abandon: () => lanes.push({} as Store['db']),
+    };
+    const tries: Array<[lane: number, batch: number[]]> = [];
+    let stalls = 0;
+    const writer = new GroupCommit<number, number>(
+      target,
+      (db, batch) => {
+        tries.push([lanes.indexOf(db), [...batch]]);
+        // The first connection went silent: its statement never answers.
+        return lanes.indexOf(db) === 0 ? new Promise<never>(() => {}) : Promise.resolve(batch.map((n) => n * 2));
+      },
+      { maxBatch: 128, stall: { ms: 30, onStall: () => stalls++ } },
+    );
+    expect(await Promise.all([writer.record(1), writer.record(2)])).toEqual([2, 4]);
+    expect(stalls).toBe(1);
+    // The abandoned batch goes first on the new connection, with what arrived meanwhile.
+    expect(tries).toEqual([
+      [0, [1]],
+      [1, [1, 2]],
+    ]);
+  });
+
+  it('has nothing to abandon in this process (PGlite): a slow write is waited for', async () => {
+    let stalls = 0;
+    const writer = new GroupCommit<number, number>(
+      storeOf('pglite'),
+      async (_db, batch) => {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        return [...batch];
+      },
+      { maxBatch: 128, stall: { ms: 10, onStall: () => stalls++ } },
+    );
+    expect(await writer.record(7)).toBe(7);
+    expect(stalls).toBe(0);
   });
 });
