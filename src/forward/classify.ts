@@ -8,13 +8,13 @@ export const OUTCOME_CLASSES = {
   success: 'success',
   /** Refused, DNS, TLS, connect timeout: the request never reached an open connection. */
   notSent: 'not_sent',
-  /** 408, 425, 429, 5xx: the downstream asks to be tried again. */
+  /** 408, 409, 425, 429, 503: the downstream asks to be tried again, and says it did not act. */
   retryable: 'retryable',
   /** 400, 404, 410, 422 and other 4xx: the input is bad; more tries will not help. */
   rejected: 'rejected',
   /** 401, 403: oncehook itself is refused. */
   refused: 'refused',
-  /** A timeout or a reset after the request was written: the effect may exist. */
+  /** A timeout or a reset after the request was written, or an answer that does not say it did not act: the effect may exist. */
   unknown: 'unknown',
   /** A lookup's answers: the effect exists, does not exist, or the lookup could not tell. */
   found: 'lookup_found',
@@ -29,8 +29,17 @@ export type Verdict =
   | { class: Classes['retryable']; status: number; error: string; retryAfter: RetryAfter | null; coolDown: boolean }
   | { class: Classes['rejected'] | Classes['refused'] | Classes['absent']; status: number; error: string };
 
-/** 409 too: a downstream honouring keys answers it while the same key is still being processed. */
-const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
+/**
+ * Answers that say the request was not acted on: 408 (it was not read whole), 425 and 429 (not taken yet),
+ * 503 (not served), and 409, which a downstream honouring keys answers while the same key is in progress.
+ */
+const RETRYABLE = new Set([408, 409, 425, 429, 503]);
+/**
+ * Answers that say nothing of whether the effect exists. A 500 may come after the work was done; a proxy's
+ * 502 or 504 knows nothing of what the application behind it did; a 303 answers a POST the server acted on.
+ * Sent again blindly, each could be a second effect, so they are reconciled as an unknown outcome.
+ */
+const MAY_HAVE_ACTED = (status: number) => status === 303 || (status >= 500 && !RETRYABLE.has(status) && status !== 501 && status !== 505);
 /** The downstream is overloaded: every task bound for it waits, not only this one. */
 const COOL_DOWN = new Set([429, 503]);
 
@@ -43,7 +52,8 @@ export function classifySend(exchange: Exchange, referencePointer: string | unde
     return { class: OUTCOME_CLASSES.success, status, reference: referenceOf(answer, referencePointer) };
   }
   const error = describe(answer);
-  if (RETRYABLE.has(status) || (status >= 500 && status !== 501 && status !== 505)) {
+  if (MAY_HAVE_ACTED(status)) return { class: OUTCOME_CLASSES.unknown, status, error: `${error} (the downstream may have acted)` };
+  if (RETRYABLE.has(status)) {
     return {
       class: OUTCOME_CLASSES.retryable,
       status,
@@ -53,7 +63,7 @@ export function classifySend(exchange: Exchange, referencePointer: string | unde
     };
   }
   if (status === 401 || status === 403) return { class: OUTCOME_CLASSES.refused, status, error };
-  // Redirects are not followed: a 3xx means the URL is wrong, which a person fixes.
+  // Redirects are not followed: a 3xx other than 303 means the URL is wrong, which a person fixes.
   return { class: OUTCOME_CLASSES.rejected, status, error };
 }
 

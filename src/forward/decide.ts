@@ -10,6 +10,9 @@ export type Decision = Pick<
   'state' | 'delayMs' | 'notBefore' | 'decision' | 'destination' | 'reference' | 'error' | 'status'
 >;
 
+/** The longest wait a downstream's Retry-After is granted, unless the action's backoff allows longer. */
+export const LONGEST_RETRY_AFTER_MS = 3_600_000;
+
 /**
  * The answer to each kind of outcome. Nothing here resends an unknown outcome: it becomes
  * `outcome_unknown`, and the claim reconciles it by the rules of CONTRACT.md in database time.
@@ -28,7 +31,12 @@ export function decide(verdict: Verdict, task: ClaimedTask, route: Route): Decis
  * verdict on the input itself, ends it; a pause or a cooldown of the destination still applies.
  */
 function stillUnknown(decision: Decision, verdict: Verdict): Decision {
-  if (decision.state === TASK_STATES.succeeded || verdict.class === OUTCOME_CLASSES.rejected) return decision;
+  if (decision.state === TASK_STATES.succeeded) return decision;
+  // A refusal of the resend does not say the first attempt did nothing: "this key was already used" is a 409
+  // or a 422 to some downstreams. A person looks.
+  if (verdict.class === OUTCOME_CLASSES.rejected) {
+    return { ...decision, state: TASK_STATES.needsReview, decision: 'review: the resend was rejected, and the first attempt may have taken effect' };
+  }
   return { ...decision, state: TASK_STATES.outcomeUnknown, decision: 'reconcile: the resend confirmed nothing, and the first attempt may have taken effect' };
 }
 
@@ -59,7 +67,7 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
       ...base,
       state: TASK_STATES.outcomeUnknown,
       error: verdict.error,
-      delayMs: backoffMs(task.mode === 'lookup' ? task.lookups : task.attempts, config.backoff),
+      delayMs: task.mode === 'lookup' ? backoffMs(task.lookups, config.backoff) : settleMs(task, route),
       decision: task.mode === 'lookup' ? 'ask the lookup again later' : 'reconcile: the effect may exist',
     };
   }
@@ -71,14 +79,40 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
   }
   const retryAfter = verdict.class === OUTCOME_CLASSES.retryable ? verdict.retryAfter : null;
   const jittered = backoffMs(task.attempts, config.backoff);
+  // A Retry-After past an hour, or the action's longest backoff if that is longer, is cut to it: a downstream's
+  // "99999999999" would hold the task and cool its destination for millennia, and a larger one does not fit
+  // the database's interval at all.
+  const longestMs = Math.max(config.backoff.maxMs, LONGEST_RETRY_AFTER_MS);
+  const askedMs = retryAfter && ('delayMs' in retryAfter ? retryAfter.delayMs : retryAfter.at.getTime() - Date.now());
+  const capped = askedMs !== null && askedMs > longestMs;
   return {
     ...base,
     state: TASK_STATES.pending,
     error: verdict.error,
     destination,
     // A cooldown must last a while even when the jitter draws zero.
-    delayMs: retryAfter && 'delayMs' in retryAfter ? retryAfter.delayMs : coolDown ? Math.max(jittered, config.backoff.initialMs) : jittered,
-    notBefore: retryAfter && 'at' in retryAfter ? retryAfter.at : null,
-    decision: retryAfter ? 'retry after the downstream\'s Retry-After' : 'retry with backoff',
+    delayMs: capped
+      ? longestMs
+      : retryAfter && 'delayMs' in retryAfter
+        ? retryAfter.delayMs
+        : coolDown
+          ? Math.max(jittered, config.backoff.initialMs)
+          : jittered,
+    notBefore: !capped && retryAfter && 'at' in retryAfter ? retryAfter.at : null,
+    decision: capped
+      ? 'retry after the downstream\'s Retry-After, cut to the longest wait oncehook allows'
+      : retryAfter
+        ? 'retry after the downstream\'s Retry-After'
+        : 'retry with backoff',
   };
+}
+
+/**
+ * How long an unknown outcome of a send waits before the claim reconciles it. Before a lookup, at least the
+ * action's timeout: a downstream that was still working when oncehook stopped waiting would otherwise be asked
+ * at once — the backoff's jitter can draw zero — answer "not there yet", and get the request again.
+ */
+function settleMs(task: ClaimedTask, route: Route): number {
+  const jittered = backoffMs(task.attempts, route.config.backoff);
+  return route.config.lookup === undefined ? jittered : Math.max(jittered, route.config.timeoutMs);
 }

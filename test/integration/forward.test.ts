@@ -41,6 +41,7 @@ beforeAll(async () => {
     'sibling-bad': { ...to('/sibling-bad'), topics: ['siblings'] },
     located: to('/located'),
     flaky: to('/flaky', { idempotency: 'key' }),
+    erring: to('/erring'),
     dated: to('/dated'),
     throttled: { ...to('/throttled'), url: `${cooling.url}/throttled` },
     neighbour: { ...to('/neighbour'), url: `${cooling.url}/neighbour` },
@@ -142,7 +143,7 @@ describe('sending', () => {
 });
 
 describe('retryable answers', () => {
-  it('500 twice, then success: three attempts with the same key and bytes, one effect', async () => {
+  it('500, then 502, then success: resent under the key the downstream keeps, same bytes, one effect', async () => {
     downstream.script('/flaky', { steps: [{ status: 500 }, { status: 502 }], honourKey: true });
     const id = await deliver('flaky');
     await taskIn(db(), id, 'succeeded');
@@ -152,9 +153,20 @@ describe('retryable answers', () => {
     expect(new Set(requests.map((r) => r.body.toString('hex'))).size).toBe(1);
     expect(downstream.effects('/flaky')).toHaveLength(1);
     expect((await ledger(db(), id)).map((r) => [r.number, r.class, r.responseStatus])).toEqual([
-      [1, 'retryable', 500],
-      [2, 'retryable', 502],
+      [1, 'unknown', 500],
+      [2, 'unknown', 502],
       [3, 'success', 201],
+    ]);
+  });
+
+  it('500 to an action with neither key nor lookup: the downstream may have acted, so a person decides; sent once', async () => {
+    downstream.script('/erring', { steps: [{ status: 500, json: { error: 'mail sent, then the log write failed' } }] });
+    const id = await deliver('erring');
+    const held = await taskIn(db(), id, 'needs_review');
+    expect(held.lastError).toMatch(/no idempotency key and has no lookup/);
+    expect(downstream.requests('/erring')).toHaveLength(1);
+    expect((await ledger(db(), id)).map((r) => [r.class, r.responseStatus, r.decision])).toEqual([
+      ['unknown', 500, 'reconcile: the effect may exist'],
     ]);
   });
 
@@ -176,7 +188,7 @@ describe('retryable answers', () => {
 
   it('Retry-After as an HTTP date is honoured, compared with the database clock', async () => {
     // HTTP dates have whole seconds: two seconds ahead is at least one second's wait.
-    downstream.script('/dated', { steps: [{ status: 500, retryAfter: new Date(Date.now() + 2000).toUTCString() }] });
+    downstream.script('/dated', { steps: [{ status: 503, retryAfter: new Date(Date.now() + 2000).toUTCString() }] });
     const id = await deliver('dated');
     await taskIn(db(), id, 'succeeded');
     const [first, second] = downstream.requests('/dated');

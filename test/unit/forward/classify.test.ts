@@ -21,16 +21,21 @@ describe('classifySend: each kind of outcome has its own answer', () => {
     [409, 'retryable'],
     [425, 'retryable'],
     [429, 'retryable'],
-    [500, 'retryable'],
-    [502, 'retryable'],
     [503, 'retryable'],
-    [504, 'retryable'],
+    // Error answers that do not say the downstream did not act: reconciled, never resent blindly.
+    [500, 'unknown'],
+    [502, 'unknown'],
+    [504, 'unknown'],
+    [599, 'unknown'],
+    [303, 'unknown'],
     [400, 'rejected'],
     [404, 'rejected'],
     [410, 'rejected'],
     [422, 'rejected'],
     [501, 'rejected'],
+    [505, 'rejected'],
     [301, 'rejected'],
+    [307, 'rejected'],
     [401, 'refused'],
     [403, 'refused'],
   ])('%i → %s', (status, expected) => {
@@ -40,7 +45,7 @@ describe('classifySend: each kind of outcome has its own answer', () => {
   it('cools the destination down on 429 and 503 only', () => {
     expect(classifySend(answer(429), undefined)).toMatchObject({ coolDown: true });
     expect(classifySend(answer(503), undefined)).toMatchObject({ coolDown: true });
-    expect(classifySend(answer(500), undefined)).toMatchObject({ coolDown: false });
+    expect(classifySend(answer(408), undefined)).toMatchObject({ coolDown: false });
   });
 
   it('the reference: the JSON pointer, else Location, else the status line', () => {

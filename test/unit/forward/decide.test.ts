@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.ts';
+import type { RetryAfter } from '../../../src/forward/backoff.ts';
 import type { Verdict } from '../../../src/forward/classify.ts';
-import { decide } from '../../../src/forward/decide.ts';
+import { decide, LONGEST_RETRY_AFTER_MS } from '../../../src/forward/decide.ts';
 import { Routes } from '../../../src/forward/routes.ts';
 import type { ClaimedTask } from '../../../src/store/atomic.ts';
 import type { TaskState } from '../../../src/store/decisions.ts';
@@ -32,7 +33,8 @@ const verdicts: Record<string, Verdict> = {
 describe('decide: a resend of an unknown outcome ends it only by confirming something', () => {
   it.each([
     ['success', 2, 'succeeded'],
-    ['rejected', 2, 'failed'],
+    // "This key was already used" is a rejection to some downstreams: the first attempt may be the effect.
+    ['rejected', 2, 'needs_review'],
     ['retryable', 2, 'outcome_unknown'],
     ['notSent', 2, 'outcome_unknown'],
     ['refused', 2, 'outcome_unknown'],
@@ -55,5 +57,45 @@ describe('decide: a resend of an unknown outcome ends it only by confirming some
     ['retryable', 3, 'failed'],
   ])('from pending, nothing sent before may have taken effect: %s at attempt %i → %s', (verdict, attempts, state) => {
     expect(decide(verdicts[verdict]!, claimed('pending', attempts), route).state).toBe(state);
+  });
+});
+
+describe('decide: waits', () => {
+  const withLookup = new Routes(
+    parseConfig(
+      JSON.stringify({
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              mail: { url: 'http://mail.test/send', lookup: 'http://mail.test/sent?key={key}', timeoutMs: 4000, backoff: { initialMs: 10, maxMs: 60_000 } },
+            },
+          },
+        },
+      }),
+      'test',
+    ).config,
+    1000,
+  ).get('shop', 'mail');
+  const unknown: Verdict = { class: 'unknown', status: 500, error: '500 (the downstream may have acted)' };
+
+  it("an unknown outcome is looked up no sooner than the action's timeout: the downstream may still be at work", () => {
+    for (let i = 0; i < 20; i++) {
+      const decision = decide(unknown, { ...claimed('pending', 1), action: 'mail' }, withLookup);
+      expect(decision).toMatchObject({ state: 'outcome_unknown' });
+      expect(decision.delayMs).toBeGreaterThanOrEqual(4000);
+    }
+  });
+
+  it('a Retry-After past an hour (or a longer backoff) is cut to it, in seconds or as a date', () => {
+    const asked = (retryAfter: RetryAfter) =>
+      decide({ class: 'retryable', status: 429, error: '429', retryAfter, coolDown: true }, claimed('pending', 1), route);
+    const longest = Math.max(route.config.backoff.maxMs, LONGEST_RETRY_AFTER_MS);
+    expect(asked({ delayMs: 99_999_999_999_000 })).toMatchObject({ delayMs: longest, notBefore: null, decision: expect.stringMatching(/cut/) });
+    expect(asked({ at: new Date(Date.now() + longest * 10) })).toMatchObject({ delayMs: longest, notBefore: null });
+    const soon = new Date(Date.now() + 5000);
+    expect(asked({ at: soon })).toMatchObject({ notBefore: soon });
+    expect(asked({ delayMs: 5000 })).toMatchObject({ delayMs: 5000 });
   });
 });
