@@ -50,10 +50,15 @@ export function exchange(dispatcher: Dispatcher, out: Outgoing, release?: AbortS
       release?.removeEventListener('abort', onRelease);
       resolve(result);
     };
+    /** The status line decided; the rest of the body is not read, and its connection is closed, not held. */
+    const answeredEnough = (error: Error) => {
+      settle(answered());
+      controller?.abort(error);
+    };
     const cutShort = (error: Error) => {
       cut = error;
       // The status line decides the outcome; a body still trickling in changes nothing.
-      if (answer) settle(answered());
+      if (answer) answeredEnough(error);
       else if (controller) controller.abort(error);
       // Still connecting: onRequestStart will abort before writing, so nothing can reach the downstream.
       else settle({ kind: 'failure', written: false, timedOut, error });
@@ -91,6 +96,9 @@ export function exchange(dispatcher: Dispatcher, out: Outgoing, release?: AbortS
           if (kept >= MAX_ANSWER_BYTES) return;
           chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - kept));
           kept += chunk.byteLength;
+          // A body that never ends would otherwise hold its connection, and a slot of the destination's pool,
+          // for as long as it streams: undici's body timeout only counts silence.
+          if (kept >= MAX_ANSWER_BYTES) answeredEnough(new Error(`the answer passed ${MAX_ANSWER_BYTES} bytes; the rest was not read`));
         },
         onResponseEnd() {
           settle(answered());

@@ -40,6 +40,7 @@ beforeAll(async () => {
     'sibling-ok': { ...to('/sibling-ok'), topics: ['siblings'] },
     'sibling-bad': { ...to('/sibling-bad'), topics: ['siblings'] },
     located: to('/located'),
+    endless: to('/endless'),
     flaky: to('/flaky', { idempotency: 'key' }),
     erring: to('/erring'),
     dated: to('/dated'),
@@ -139,6 +140,16 @@ describe('sending', () => {
     downstream.script('/located', { steps: [{ status: 202, location: 'https://crm.example/tasks/77' }] });
     const id = await deliver('located');
     expect((await taskIn(db(), id, 'succeeded')).resultReference).toBe('https://crm.example/tasks/77');
+  });
+});
+
+describe('answers that never end', () => {
+  it('a 2xx whose body never ends: succeeded, and its connection closed rather than read for as long as it streams', async () => {
+    downstream.script('/endless', { steps: ['endless-200'] });
+    const id = await deliver('endless');
+    await taskIn(db(), id, 'succeeded');
+    await waitFor(() => downstream.open().every((open) => open.path !== '/endless'), 3000);
+    expect(downstream.effects('/endless')).toHaveLength(1);
   });
 });
 

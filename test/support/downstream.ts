@@ -4,7 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 /**
  * What the downstream does with one request. A 2xx records an effect (at once, even when the answer is
  * delayed by `delayMs`: a service that commits, then is slow to say so); `hang` records it and never answers;
- * `reset-after-read` records it and drops the connection; `reset-before-read` drops it unread.
+ * `reset-after-read` records it and drops the connection; `reset-before-read` drops it unread; `endless-200`
+ * records it and answers 200 with a body that never ends, until the client closes the connection.
  */
 export type Step =
   | {
@@ -18,7 +19,8 @@ export type Step =
     }
   | 'hang'
   | 'reset-after-read'
-  | 'reset-before-read';
+  | 'reset-before-read'
+  | 'endless-200';
 
 export interface PathScript {
   /** Steps for successive requests; when they run out, every request plays `otherwise`. */
@@ -98,6 +100,13 @@ export async function startDownstream(): Promise<Downstream> {
     }
     if (step === 'hang') {
       effect();
+      return;
+    }
+    if (step === 'endless-200') {
+      effect();
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const more = setInterval(() => response.write(Buffer.alloc(16 * 1024, 0x20)), 5);
+      response.on('close', () => clearInterval(more));
       return;
     }
     const answer = () => {
