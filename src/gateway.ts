@@ -90,12 +90,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await store.close();
     throw error;
   }
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const { port, address } = server.address() as AddressInfo;
+  // Bound to every interface (the default), the address to reach it from this machine is the loopback one; the
+  // log says so, since the admin API and the dashboard are then reachable from outside too.
+  const everywhere = address === '0.0.0.0' || address === '::';
+  const url = `http://${everywhere ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address}:${port}`;
   if (role !== 'worker' && !options.adminToken) logger.warn('the admin API is off: set ONCEHOOK_ADMIN_TOKEN to turn it on');
+  const database = store.kind === 'pglite' ? `embedded PGlite in ${options.dataDir ?? 'memory'}` : 'PostgreSQL';
   logger.info(
-    { port, role, database: store.kind, sources: Object.keys(config.sources) },
-    `oncehook listening on ${url} (${store.kind === 'pglite' ? `embedded PGlite in ${options.dataDir ?? 'memory'}` : 'PostgreSQL'})`,
+    { port, host: address, role, database: store.kind, sources: Object.keys(config.sources) },
+    `oncehook listening on ${url} (${everywhere ? `every interface, port ${port}; --host narrows it; ` : ''}${database})`,
   );
 
   return {

@@ -6,7 +6,9 @@ import { taskTally } from './store/queries/task-tally.ts';
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'oncehook_process_' });
+  // Under their standard names (`process_cpu_seconds_total`, `nodejs_eventloop_lag_seconds`, …), as the usual
+  // Node.js dashboards and alerts expect them; the scrape's job label tells services apart.
+  collectDefaultMetrics({ register: registry });
   return {
     registry,
     deliveries: new Counter({

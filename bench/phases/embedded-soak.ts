@@ -65,7 +65,7 @@ export async function runEmbeddedSoak(ctx: Context): Promise<EmbeddedSoakResult>
             const scrapeStarted = performance.now();
             const scraped = await scrape();
             const scrapeMs = performance.now() - scrapeStarted;
-            const stall = metricValue(scraped, 'oncehook_process_nodejs_eventloop_lag_max_seconds');
+            const stall = metricValue(scraped, 'nodejs_eventloop_lag_max_seconds');
             const atSeconds = p.elapsedMs / 1000;
             const flushed = diskFlushes(scraped, atSeconds);
             const sinceLast = flushed && lastFlushed ? flushed.count - lastFlushed.count : null;

@@ -113,6 +113,9 @@ describe('/metrics, /readyz and request IDs', () => {
     expect(text).toMatch(/^oncehook_tasks_needing_attention \d+$/m);
     expect(text).toMatch(/^oncehook_forward_seconds_bucket/m);
     expect(text).toMatch(/^oncehook_ack_seconds_bucket/m);
+    // The process's own figures under the names Node.js dashboards look for.
+    expect(text).toMatch(/^process_cpu_seconds_total [\d.e+-]+$/m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds [\d.e+-]+$/m);
   });
 
   it('is ready only with the database reachable, every migration applied and no stalled lease', async () => {
