@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createAdapter } from '../adapters/index.ts';
@@ -7,6 +8,7 @@ import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
+import { deferContinueToIngest } from './ingest/expect-continue.ts';
 import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
 import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
@@ -77,6 +79,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const fetch = (request: Request, env: unknown) => (draining ? stopping() : app.fetch(request, env));
     const started = serve({ fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () => resolve(started));
     started.once('error', reject);
+    // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
+    deferContinueToIngest(started as Server);
   });
   let purger: Purger | null = null;
   let upkeep: EmbeddedUpkeep | null = null;

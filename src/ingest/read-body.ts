@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../errors.ts';
 
 /**
@@ -9,9 +9,16 @@ import { HttpError } from '../errors.ts';
  * It reads Node's request stream itself: going through the web `Request` built a stream, an abort signal and
  * a header copy for every delivery (measured: a sixth of the gateway's CPU under ingest load).
  */
-export function readBody(incoming: IncomingMessage, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
+export function readBody(
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
   const declared = incoming.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  // The sender waits for this before sending its body (see expect-continue.ts).
+  if (incoming.headers.expect?.toLowerCase() === '100-continue') outgoing.writeContinue();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;

@@ -60,7 +60,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       if (!source || !adapter) throw new HttpError(404, 'unknown_source', `no source named "${sourceId}" is configured`);
       release = admission.enter(sourceId);
       const request = c.req.raw;
-      const body = await readBody(incoming, source.maxBodyBytes, source.readTimeoutMs);
+      const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
       const planned = planTasks(sourceId, source, identity, request.headers);
       const receipt = receiptId();

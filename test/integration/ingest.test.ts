@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
@@ -179,4 +180,50 @@ describe('rejections create nothing', () => {
     expect((await response.json()).error.code).toBe('body_too_large');
     expect(await tasksOfEvent('e-big-chunked')).toHaveLength(0);
   });
+
+  it('Expect: 100-continue — an oversized body is refused with 413 before it is sent, an admitted one is asked for', async () => {
+    const big = shopifyDelivery({ eventId: 'e-expect-big', body: JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 10) }) });
+    const refused = await expectContinue(big);
+    expect(refused.first).toMatch(/^HTTP\/1\.1 413 /);
+    expect(refused.first).toContain('body_too_large');
+
+    const small = shopifyDelivery({ eventId: 'e-expect-small' });
+    const admitted = await expectContinue(small);
+    expect(admitted.first).toMatch(/^HTTP\/1\.1 100 Continue/);
+    expect(admitted.final).toMatch(/^HTTP\/1\.1 200 /);
+    expect(admitted.final).toContain('"decision":"accepted"');
+  });
 });
+
+/**
+ * Sends a delivery's head with `Expect: 100-continue` and waits for the first answer before sending the body
+ * (as curl and .NET clients do for large bodies); the body goes only after a 100.
+ */
+async function expectContinue(delivery: ReturnType<typeof shopifyDelivery>): Promise<{ first: string; final: string }> {
+  const socket = net.connect(Number(new URL(gateway.url).port), '127.0.0.1');
+  const body = Buffer.from(delivery.body);
+  const head = Object.entries(delivery.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.write(`POST /in/shop HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n${head}\r\n`);
+  let text = '';
+  const arrived = (done: (t: string) => boolean) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => done(text) && (socket.off('data', onData), resolve(text));
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString();
+        check();
+      };
+      socket.on('data', onData);
+      socket.once('error', reject);
+      check();
+    });
+  const first = await arrived((t) => /^HTTP\/1\.1 100 [^\r]*\r\n\r\n/.test(t) || /\}$/.test(t));
+  if (!first.startsWith('HTTP/1.1 100')) {
+    socket.destroy();
+    return { first, final: first };
+  }
+  text = '';
+  socket.write(body);
+  const final = await arrived((t) => /\}$/.test(t));
+  socket.destroy();
+  return { first, final };
+}
