@@ -8,6 +8,18 @@ import { duration } from './duration.ts';
 
 const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
+/**
+ * A key to sign or verify with. A blank one (a variable set to a space) is a key anyone can sign with. Whitespace
+ * around one (a pasted line break, a file read with its newline) is refused, not trimmed: it is almost never part
+ * of the sender's secret, yet kept it fails every delivery with 401, and trimmed it would break the rare secret
+ * that does hold it. Neither message holds the value.
+ */
+const secret = z
+  .string()
+  .refine((value) => value.trim() !== '', { message: 'a secret cannot be empty or only whitespace: anyone could sign with it', abort: true })
+  .regex(/^\S(?:[\s\S]*\S)?$/, 'starts or ends with whitespace (a pasted line break?), which the key would keep: remove it');
+const wellFormed = (value: string) => secret.safeParse(value).success;
+
 /** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
 const fieldSource = z.union([
   z.strictObject({ header: z.string().min(1) }),
@@ -56,7 +68,7 @@ export const actionSchema = z.strictObject({
   keyRetention: duration.prefault('24h').describe('how long the downstream keeps idempotency keys'),
   after: actionId.optional().describe('a sibling action whose task must succeed first'),
   approval: z.literal('required').optional(),
-  signingSecret: z.string().min(1).optional(),
+  signingSecret: secret.optional(),
   referencePointer: jsonPointer.optional().describe('JSON pointer into a 2xx response naming the created thing'),
   backoff: z
     .strictObject({
@@ -70,7 +82,7 @@ export type ActionConfig = z.output<typeof actionSchema>;
 export const sourceSchema = z
   .strictObject({
     adapter: z.enum(ADAPTER_NAMES),
-    secrets: z.array(z.string().min(1)).min(1).describe('every secret is tried, so one can be rotated'),
+    secrets: z.array(secret).min(1).describe('every secret is tried, so one can be rotated'),
     actions: z.record(actionId, actionSchema),
     taskKey: z
       .string()
@@ -100,8 +112,8 @@ export const sourceSchema = z
     // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
     // after the migrations, without its path, and passed check-config.
     if (source.adapter === 'standard-webhooks') {
-      source.secrets.forEach((secret, i) => {
-        if (!decodes(() => standardWebhooksKey(secret))) {
+      source.secrets.forEach((value, i) => {
+        if (wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
           ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
         }
       });
@@ -114,7 +126,8 @@ export const sourceSchema = z
       }
     }
     for (const [id, action] of Object.entries(source.actions)) {
-      if (action.signingSecret !== undefined && !decodes(() => new Webhook(action.signingSecret!))) {
+      const signing = action.signingSecret;
+      if (signing !== undefined && wellFormed(signing) && !decodes(() => new Webhook(signing))) {
         ctx.addIssue({
           code: 'custom',
           path: ['actions', id, 'signingSecret'],
