@@ -38,7 +38,7 @@ export const genericHmacSchema = z
       .enum(['body', 'timestamp.body'])
       .default('body')
       .describe('what was signed: the raw body, or "<timestamp>.<body>"'),
-    deliveryId: fieldSource.optional().describe('default: synthesized from the signature'),
+    deliveryId: fieldSource.optional().describe('default: the event ID, so a retry of the event is a duplicate delivery'),
     eventId: fieldSource,
     topic: fieldSource.optional(),
     occurredAt: fieldSource.optional(),
