@@ -46,6 +46,11 @@ export const genericHmacSchema = z
   .refine((o) => o.signedPayload === 'body' || o.timestampHeader !== undefined, {
     message: 'signedPayload "timestamp.body" needs a timestampHeader',
     path: ['signedPayload'],
+  })
+  // Outside the signature the timestamp can be rewritten by whoever replays a delivery: a window that stops no replay.
+  .refine((o) => o.timestampHeader === undefined || o.signedPayload === 'timestamp.body', {
+    message: 'the timestamp is not signed (signedPayload "body"), so a replay can rewrite it and pass the window: set signedPayload "timestamp.body" if the sender signs it, else drop timestampHeader',
+    path: ['timestampHeader'],
   });
 export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
 

@@ -143,6 +143,16 @@ describe('config', () => {
     expect(found.join('\n')).not.toMatch(/pasted-secret|whsec_/);
   });
 
+  it('refuses a generic-hmac timestamp the signature does not cover: its window would stop no replay', () => {
+    const acme = (hmac: object) => ({
+      sources: { acme: { adapter: 'generic-hmac', secrets: ['s3cret'], actions: {}, hmac: { signatureHeader: 'X-Sig', eventId: { header: 'X-Id' }, ...hmac } } },
+    });
+    const unsigned = expect.stringMatching(/^sources\.acme\.hmac\.timestampHeader: the timestamp is not signed/);
+    expect(problems(acme({ timestampHeader: 'X-Time' }))).toEqual([unsigned]);
+    expect(problems(acme({ timestampHeader: 'X-Time', signedPayload: 'body' }))).toEqual([unsigned]);
+    expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';
