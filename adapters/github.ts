@@ -1,7 +1,7 @@
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hex>` over the raw body. X-GitHub-Delivery is one GUID per event,
  * kept on redelivery and shared by every hook subscribed to the event, so it is the event ID; the hook ID
- * tells those hooks' deliveries apart.
+ * tells those hooks' deliveries apart. A `ping`, sent when a hook is created, only says the hook works.
  */
 import { SignatureError } from '../src/errors.ts';
 import type { Adapter, InboundRequest } from './types.ts';
@@ -53,12 +53,14 @@ export function github({ secrets }: { secrets: readonly string[] }): Adapter {
       const { headers } = request;
       const guid = requireId(headers.get('x-github-delivery'), 'X-GitHub-Delivery header');
       const hookId = headers.get('x-github-hook-id')?.trim() || 'unknown-hook';
+      const topic = optionalString(headers.get('x-github-event'));
       return {
         deliveryId: requireId(`${hookId}:${guid}`, 'delivery id (hook id : X-GitHub-Delivery)'),
         eventId: guid,
-        topic: optionalString(headers.get('x-github-event')),
+        topic,
         occurredAt: null,
         json: parseBody(request),
+        informational: topic === 'ping',
       };
     },
   };

@@ -33,6 +33,11 @@ export interface Identity {
   occurredAt: Date | null;
   /** The parsed JSON body, or undefined when the body is not JSON; parsed only after the signature matched. */
   json: unknown;
+  /**
+   * True when the sender speaks about the hook itself (GitHub's ping when a hook is created), not about something
+   * that happened: recorded and deduplicated like any delivery, but no action is given a task for it.
+   */
+  informational?: boolean;
 }
 
 export interface Adapter {

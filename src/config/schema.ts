@@ -8,6 +8,18 @@ import { duration } from './duration.ts';
 
 const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
+/**
+ * A key to sign or verify with. A blank one (a variable set to a space) is a key anyone can sign with. Whitespace
+ * around one (a pasted line break, a file read with its newline) is refused, not trimmed: it is almost never part
+ * of the sender's secret, yet kept it fails every delivery with 401, and trimmed it would break the rare secret
+ * that does hold it. Neither message holds the value.
+ */
+const secret = z
+  .string()
+  .refine((value) => value.trim() !== '', { message: 'a secret cannot be empty or only whitespace: anyone could sign with it', abort: true })
+  .regex(/^\S(?:[\s\S]*\S)?$/, 'starts or ends with whitespace (a pasted line break?), which the key would keep: remove it');
+const wellFormed = (value: string) => secret.safeParse(value).success;
+
 /** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
 const fieldSource = z.union([
   z.strictObject({ header: z.string().min(1) }),
@@ -26,7 +38,7 @@ export const genericHmacSchema = z
       .enum(['body', 'timestamp.body'])
       .default('body')
       .describe('what was signed: the raw body, or "<timestamp>.<body>"'),
-    deliveryId: fieldSource.optional().describe('default: synthesized from the signature'),
+    deliveryId: fieldSource.optional().describe('default: the event ID, so a retry of the event is a duplicate delivery'),
     eventId: fieldSource,
     topic: fieldSource.optional(),
     occurredAt: fieldSource.optional(),
@@ -34,6 +46,11 @@ export const genericHmacSchema = z
   .refine((o) => o.signedPayload === 'body' || o.timestampHeader !== undefined, {
     message: 'signedPayload "timestamp.body" needs a timestampHeader',
     path: ['signedPayload'],
+  })
+  // Outside the signature the timestamp can be rewritten by whoever replays a delivery: a window that stops no replay.
+  .refine((o) => o.timestampHeader === undefined || o.signedPayload === 'timestamp.body', {
+    message: 'the timestamp is not signed (signedPayload "body"), so a replay can rewrite it and pass the window: set signedPayload "timestamp.body" if the sender signs it, else drop timestampHeader',
+    path: ['timestampHeader'],
   });
 export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
 
@@ -56,7 +73,7 @@ export const actionSchema = z.strictObject({
   keyRetention: duration.prefault('24h').describe('how long the downstream keeps idempotency keys'),
   after: actionId.optional().describe('a sibling action whose task must succeed first'),
   approval: z.literal('required').optional(),
-  signingSecret: z.string().min(1).optional(),
+  signingSecret: secret.optional(),
   referencePointer: jsonPointer.optional().describe('JSON pointer into a 2xx response naming the created thing'),
   backoff: z
     .strictObject({
@@ -70,7 +87,7 @@ export type ActionConfig = z.output<typeof actionSchema>;
 export const sourceSchema = z
   .strictObject({
     adapter: z.enum(ADAPTER_NAMES),
-    secrets: z.array(z.string().min(1)).min(1).describe('every secret is tried, so one can be rotated'),
+    secrets: z.array(secret).min(1).describe('every secret is tried, so one can be rotated'),
     actions: z.record(actionId, actionSchema),
     taskKey: z
       .string()
@@ -100,8 +117,8 @@ export const sourceSchema = z
     // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
     // after the migrations, without its path, and passed check-config.
     if (source.adapter === 'standard-webhooks') {
-      source.secrets.forEach((secret, i) => {
-        if (!decodes(() => standardWebhooksKey(secret))) {
+      source.secrets.forEach((value, i) => {
+        if (wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
           ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
         }
       });
@@ -114,7 +131,8 @@ export const sourceSchema = z
       }
     }
     for (const [id, action] of Object.entries(source.actions)) {
-      if (action.signingSecret !== undefined && !decodes(() => new Webhook(action.signingSecret!))) {
+      const signing = action.signingSecret;
+      if (signing !== undefined && wellFormed(signing) && !decodes(() => new Webhook(signing))) {
         ctx.addIssue({
           code: 'custom',
           path: ['actions', id, 'signingSecret'],

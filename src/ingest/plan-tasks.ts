@@ -59,6 +59,8 @@ function placeholderValue(part: string, identity: Identity, headers: Headers): s
  * and action. Sorted by ID so that concurrent transactions lock task rows in the same order.
  */
 export function planTasks(sourceId: string, source: SourceConfig, identity: Identity, headers: Headers): NewTask[] {
+  // Before the key: a notice lacks the business fields a taskKey names, and refusing it would fail the hook's test.
+  if (identity.informational) return [];
   const key = renderTaskKey(source.taskKey, identity, headers);
   const admitted = Object.entries(source.actions).filter(
     ([, config]) => !config.topics || (identity.topic !== null && config.topics.includes(identity.topic)),

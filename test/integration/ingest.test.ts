@@ -1,21 +1,20 @@
 import net from 'node:net';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
+import { GITHUB_SECRET, githubDelivery, post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 
 let gateway: TestGateway;
 
 beforeAll(async () => {
-  gateway = await startTestGateway(
-    shopConfig({
-      crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' },
-      mail: { url: 'http://127.0.0.1:9/mail', topics: ['customers/create'] },
-      ticket: { url: 'http://127.0.0.1:9/ticket', approval: 'required', after: 'crm' },
-    }),
-    { role: 'web' },
-  );
+  const shop = shopConfig({
+    crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' },
+    mail: { url: 'http://127.0.0.1:9/mail', topics: ['customers/create'] },
+    ticket: { url: 'http://127.0.0.1:9/ticket', approval: 'required', after: 'crm' },
+  });
+  const hub = { adapter: 'github', secrets: [GITHUB_SECRET], actions: { crm: { url: 'http://127.0.0.1:9/crm' } } };
+  gateway = await startTestGateway({ sources: { ...shop.sources, hub } }, { role: 'web' });
 });
 afterAll(async () => gateway?.close());
 
@@ -92,6 +91,25 @@ describe('POST /in/{source}', () => {
   it("an action's topics decide whether it gets a task", async () => {
     const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-topic', topic: 'customers/create' }));
     expect(answer.json.tasks.map((t: { action: string }) => t.action).sort()).toEqual(['crm', 'mail', 'ticket']);
+  });
+
+  it("records and deduplicates GitHub's ping, sent when a hook is created, and makes no task of it", async () => {
+    const ping = await githubDelivery({ event: 'ping', guid: 'g-ping', body: JSON.stringify({ zen: 'Design for failure.', hook_id: 292430182 }) });
+    const answer = await post(gateway.url, 'hub', ping);
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ decision: 'accepted', eventId: 'g-ping', tasks: [] });
+    expect((await post(gateway.url, 'hub', ping)).json.decision).toBe('duplicate_delivery');
+    expect(await tasksOfEvent('g-ping')).toEqual([]);
+    const receipts = await rows<{ topic: string; decision: string }>(
+      sql`select topic, decision from deliveries where event_id = 'g-ping' order by received_at, decision`,
+    );
+    expect(receipts).toEqual([
+      { topic: 'ping', decision: 'accepted' },
+      { topic: 'ping', decision: 'duplicate_delivery' },
+    ]);
+
+    const issue = await githubDelivery({ event: 'issues', guid: 'g-issue', body: JSON.stringify({ action: 'opened' }) });
+    expect((await post(gateway.url, 'hub', issue)).json.tasks.map((t: { action: string }) => t.action)).toEqual(['crm']);
   });
 
   it('50 identical deliveries at once: all 200, exactly one accepted, one task per action', async () => {

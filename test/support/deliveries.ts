@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { sign } from '@octokit/webhooks-methods';
 
 export const SHOP_SECRET = 'test-shop-secret';
 
@@ -24,6 +25,22 @@ export function shopifyDelivery(options: {
       'x-shopify-webhook-id': options.webhookId ?? randomUUID(),
       'x-shopify-event-id': options.eventId,
       'x-shopify-topic': options.topic ?? 'orders/create',
+    },
+  };
+}
+
+export const GITHUB_SECRET = 'test-github-secret';
+
+/** A GitHub webhook signed with GitHub's own library (X-Hub-Signature-256 over the raw body). */
+export async function githubDelivery(options: { event: string; guid: string; body: string }): Promise<Delivery> {
+  return {
+    body: options.body,
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': await sign(GITHUB_SECRET, options.body),
+      'x-github-delivery': options.guid,
+      'x-github-hook-id': '292430182',
+      'x-github-event': options.event,
     },
   };
 }

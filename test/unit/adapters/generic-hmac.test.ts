@@ -63,6 +63,8 @@ describe('generic-hmac adapter', () => {
       headers: { 'Content-Type': 'text/plain', 'X-Hook-Event': 'e-2', 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(t) },
     });
     expect(headerAdapter.verify(sameBodyOtherEvent).deliveryId).toBe('e-2');
+    // Editors show this description: it must say what the adapter does.
+    expect(genericHmacSchema.shape.deliveryId.description).toMatch(/^default: the event ID\b/);
   });
 
   it('accepts header names in any case', () => {

@@ -35,9 +35,15 @@ describe('github adapter', () => {
       topic: 'issues',
       occurredAt: null,
       json: JSON.parse(GITHUB_BODY),
+      informational: false,
     });
     expect(adapter).toMatchObject({ name: 'github', ackTimeoutMs: 10_000 });
     expect(adapter.signatureHeaders).toContain('x-hub-signature-256');
+  });
+
+  it('marks a ping, sent when a hook is created, as informational: it is no event', async () => {
+    const ping = withHeader(await githubRequest({ body: '{"zen":"Design for failure.","hook_id":292430182}' }), 'X-GitHub-Event', 'ping');
+    expect(adapter.verify(ping)).toMatchObject({ eventId: GITHUB_IDS.delivery, topic: 'ping', informational: true });
   });
 
   it('names the delivery unknown-hook:<GUID> when the hook ID header is absent', async () => {

@@ -112,6 +112,47 @@ describe('config', () => {
     expect(found.join('\n')).not.toMatch(/abc\$def|hunter2|not base64!/);
   });
 
+  it('refuses a blank secret and one with whitespace around it, each at its path and without its value', () => {
+    const signing = `whsec_${Buffer.from('thirty-two bytes of secret key!!').toString('base64')}`;
+    const found = problems(
+      {
+        sources: {
+          shop: { adapter: 'shopify', secrets: ['${SHOP_SECRET}', '', '\n\t', 'pasted-secret\n'], actions: {} },
+          acme: {
+            adapter: 'generic-hmac',
+            secrets: [' '],
+            hmac: { signatureHeader: 'X-Sig', eventId: { header: 'X-Id' } },
+            actions: { crm: { url: 'https://crm.example', signingSecret: ` ${signing}` } },
+          },
+          hooks: { adapter: 'standard-webhooks', secrets: [`${signing}\r\n`], actions: {} },
+        },
+      },
+      { SHOP_SECRET: ' ' },
+    );
+    const blank = 'a secret cannot be empty or only whitespace: anyone could sign with it';
+    const padded = 'starts or ends with whitespace (a pasted line break?), which the key would keep: remove it';
+    expect(found).toEqual([
+      `sources.shop.secrets[0]: ${blank}`,
+      `sources.shop.secrets[1]: ${blank}`,
+      `sources.shop.secrets[2]: ${blank}`,
+      `sources.shop.secrets[3]: ${padded}`,
+      `sources.acme.secrets[0]: ${blank}`,
+      `sources.acme.actions.crm.signingSecret: ${padded}`,
+      `sources.hooks.secrets[0]: ${padded}`,
+    ]);
+    expect(found.join('\n')).not.toMatch(/pasted-secret|whsec_/);
+  });
+
+  it('refuses a generic-hmac timestamp the signature does not cover: its window would stop no replay', () => {
+    const acme = (hmac: object) => ({
+      sources: { acme: { adapter: 'generic-hmac', secrets: ['s3cret'], actions: {}, hmac: { signatureHeader: 'X-Sig', eventId: { header: 'X-Id' }, ...hmac } } },
+    });
+    const unsigned = expect.stringMatching(/^sources\.acme\.hmac\.timestampHeader: the timestamp is not signed/);
+    expect(problems(acme({ timestampHeader: 'X-Time' }))).toEqual([unsigned]);
+    expect(problems(acme({ timestampHeader: 'X-Time', signedPayload: 'body' }))).toEqual([unsigned]);
+    expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Identity } from '../../../adapters/types.ts';
 import { InputError } from '../../../src/errors.ts';
-import { renderTaskKey, taskKeyProblems } from '../../../src/ingest/plan-tasks.ts';
+import { sourceSchema } from '../../../src/config/schema.ts';
+import { planTasks, renderTaskKey, taskKeyProblems } from '../../../src/ingest/plan-tasks.ts';
 
 const identity = (json: unknown): Identity => ({ deliveryId: 'd1', eventId: 'e1', topic: 'orders/create', occurredAt: null, json });
 
@@ -29,5 +30,20 @@ describe('the task key', () => {
     expect(taskKeyProblems('orders')).toEqual(['names no placeholder, so every delivery would be one task']);
     expect(taskKeyProblems('{body:id}-{eventId}')).toEqual(['{body:id}: not a JSON pointer like {body:/order/id}']);
     expect(taskKeyProblems('{header:X Order}-{eventId}')).toEqual(['{header:X Order}: not a header name']);
+  });
+});
+
+describe('planning tasks', () => {
+  it('plans none for a notice about the hook, even where the task key names what a notice lacks', () => {
+    const source = sourceSchema.parse({
+      adapter: 'github',
+      secrets: ['s3cret'],
+      taskKey: '{body:/issue/number}',
+      actions: { crm: { url: 'https://crm.example' }, mail: { url: 'https://mail.example' } },
+    });
+    const ping = { ...identity({ zen: 'Design for failure.' }), topic: 'ping', informational: true };
+    expect(planTasks('hub', source, ping, new Headers())).toEqual([]);
+    const issue = { ...identity({ issue: { number: 1347 } }), topic: 'issues' };
+    expect(planTasks('hub', source, issue, new Headers()).map((task) => task.action).sort()).toEqual(['crm', 'mail']);
   });
 });
