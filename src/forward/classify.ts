@@ -67,11 +67,18 @@ export function classifySend(exchange: Exchange, referencePointer: string | unde
   return { class: OUTCOME_CLASSES.rejected, status, error };
 }
 
-/** Classifies a lookup's answer: 2xx the effect exists, 404 it does not, anything else says nothing. */
+/**
+ * Classifies a lookup's answer: 2xx the effect exists, 404 it does not, anything else says nothing. An HTML
+ * page is never a verdict: a sign-in page answering 200 would mark a task done that never was, and a web
+ * server's 404 page for a mistyped lookup path would have it sent again.
+ */
 export function classifyLookup(exchange: Exchange, referencePointer: string | undefined): Verdict {
   if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unanswered);
   const { answer } = exchange;
   const { status } = answer;
+  if (/^\s*text\/html\b/i.test(answer.headers['content-type'] ?? '')) {
+    return { class: OUTCOME_CLASSES.unanswered, status, error: `${answer.status} ${answer.statusText}: an HTML page, not a lookup's answer`.trim() };
+  }
   if (status >= 200 && status < 300) {
     return { class: OUTCOME_CLASSES.found, status, reference: referenceOf(answer, referencePointer) };
   }

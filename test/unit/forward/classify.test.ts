@@ -70,4 +70,12 @@ describe('classifyLookup: yes, no, or nothing known', () => {
     expect(classifyLookup(answer(410), undefined).class).toBe('lookup_unanswered');
     expect(classifyLookup(failure(true, true), undefined).class).toBe('lookup_unanswered');
   });
+
+  it("an HTML page is no verdict: a sign-in page answering 200, a web server's 404 page", () => {
+    const html = { 'content-type': 'text/html; charset=utf-8' };
+    expect(classifyLookup(answer(200, html, '<html>Sign in</html>'), undefined).class).toBe('lookup_unanswered');
+    expect(classifyLookup(answer(404, html, '<pre>Cannot GET /sent</pre>'), undefined).class).toBe('lookup_unanswered');
+    expect(classifyLookup(answer(404, { 'content-type': 'text/plain' }, 'Not Found'), undefined).class).toBe('lookup_absent');
+    expect(classifyLookup(answer(200, { 'content-type': 'application/json' }, '{"id":1}'), undefined).class).toBe('lookup_found');
+  });
 });
