@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from '../errors.ts';
+import { takeContinue } from './expect-continue.ts';
 
 /**
  * Reads a request body while enforcing the size limit as the bytes arrive — a chunked body without a
@@ -17,8 +18,7 @@ export function readBody(
 ): Promise<Uint8Array> {
   const declared = incoming.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(tooLarge(maxBytes));
-  // The sender waits for this before sending its body (see expect-continue.ts).
-  if (incoming.headers.expect?.toLowerCase() === '100-continue') outgoing.writeContinue();
+  if (takeContinue(incoming)) outgoing.writeContinue();
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;

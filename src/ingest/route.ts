@@ -45,6 +45,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       ms: stallMs,
       onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning ingest's connection and writing the batch again on a new one`),
     },
+    writtenAgain: (receipt) => ({ ...receipt, id: receiptId() }),
   });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
   app.post('/in/:source', async (c) => {
@@ -63,9 +64,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
       const planned = planTasks(sourceId, source, identity, request.headers);
-      const receipt = receiptId();
       const writing = writer.record({
-        id: receipt,
+        id: receiptId(),
         source: sourceId,
         deliveryId: identity.deliveryId,
         eventId: identity.eventId,
@@ -86,6 +86,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       const recorded = await withinBudget(writing, deadline, logger);
       metrics.deliveries.inc({ source: sourceId, decision: recorded.decision });
       metrics.ackSeconds.observe({ source: sourceId, status: '200' }, (performance.now() - started) / 1000);
+      const { receipt } = recorded;
       logger.info(
         { source: sourceId, receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, decision: recorded.decision },
         'delivery recorded',

@@ -50,10 +50,14 @@ export interface FirstSeen {
   decision: string;
 }
 
-/** The outcome of recording one receipt, with the record it matched, from the same transaction. */
+/**
+ * The outcome of recording one receipt, with the record it matched, from the same transaction. `receipt` is the
+ * ID it was stored under: a batch written again after a lost connection is stored under new IDs.
+ */
 export type Recorded =
-  | { decision: typeof DECISIONS.accepted; receivedAt: Date; created: TaskSummary[]; existing: TaskSummary[] }
+  | { receipt: string; decision: typeof DECISIONS.accepted; receivedAt: Date; created: TaskSummary[]; existing: TaskSummary[] }
   | {
+      receipt: string;
       decision: Exclude<Decision, typeof DECISIONS.accepted>;
       receivedAt: Date;
       firstSeen: FirstSeen;
@@ -117,11 +121,18 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
     db,
     sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
   );
-  return row!.recorded.map((r): Recorded => {
+  return row!.recorded.map((r, i): Recorded => {
+    const receipt = inputs[i]!.id;
     const receivedAt = new Date(Math.floor(r.receivedMs));
-    if (r.decision === DECISIONS.accepted) return { decision: r.decision, receivedAt, created: r.created, existing: r.existing };
+    if (r.decision === DECISIONS.accepted) return { receipt, decision: r.decision, receivedAt, created: r.created, existing: r.existing };
     const { receivedMs, ...first } = r.first!;
-    return { decision: r.decision, receivedAt, firstSeen: { ...first, receivedAt: new Date(Math.floor(receivedMs)) }, existing: r.existing };
+    return {
+      receipt,
+      decision: r.decision,
+      receivedAt,
+      firstSeen: { ...first, receivedAt: new Date(Math.floor(receivedMs)) },
+      existing: r.existing,
+    };
   });
 }
 

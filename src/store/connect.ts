@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -67,25 +68,36 @@ function openPostgres(url: string, max: number): Store {
       return unlisten;
     },
     lane() {
-      let own: { client: postgres.Sql; db: Db } | null = null;
+      let own: { client: postgres.Sql; db: Db; name: string } | null = null;
+      let closed = false;
       const open = () => {
-        const laneClient = postgres(url, clientOptions(1));
-        return { client: laneClient, db: drizzlePostgres(preparing(laneClient), { schema }) as unknown as Db };
+        // A name of its own, so that the server side of an abandoned connection can be found and ended.
+        const name = `oncehook lane ${randomBytes(4).toString('hex')}`;
+        const laneClient = postgres(url, clientOptions(1, name));
+        return { client: laneClient, db: drizzlePostgres(preparing(laneClient), { schema }) as unknown as Db, name };
       };
       lanes.add(async () => {
+        closed = true;
         await own?.client.end({ timeout: 5 });
       });
       return {
         kind: 'postgres',
         get db() {
+          // After close, a client opened here would never be ended; the write fails as on a closed pool.
+          if (closed) throw Object.assign(new Error('the store is closed'), { code: 'CONNECTION_ENDED' });
           own ??= open();
           return own.db;
         },
         abandon() {
           const abandoned = own;
           own = null;
+          if (!abandoned) return;
           // No wait for an answer that is not coming: the statement in flight fails with CONNECTION_DESTROYED.
-          void abandoned?.client.end({ timeout: 0 }).catch(() => {});
+          void abandoned.client.end({ timeout: 0 }).catch(() => {});
+          // A server still alive (a lock wait, a stuck disk) does not notice the closed socket while its
+          // statement runs, and would keep its connection slot and its locks while each new try queued behind
+          // it. Ended through the pool; on a dead network this fails too, and TCP ends both sides in time.
+          void terminateBackends(client, abandoned.name);
         },
       };
     },
@@ -95,7 +107,15 @@ function openPostgres(url: string, max: number): Store {
   };
 }
 
-function clientOptions(max: number): postgres.Options<Record<string, postgres.PostgresType>> {
+/** Ends the server side of the connections named `applicationName`, giving up after a few seconds. */
+async function terminateBackends(pool: postgres.Sql, applicationName: string): Promise<void> {
+  const ending = pool`select pg_terminate_backend(pid) from pg_stat_activity
+    where application_name = ${applicationName} and pid <> pg_backend_pid()`;
+  const giveUp = new Promise<void>((resolve) => setTimeout(resolve, 5000).unref());
+  await Promise.race([ending.then(() => {}), giveUp]).catch(() => {});
+}
+
+function clientOptions(max: number, applicationName = 'oncehook'): postgres.Options<Record<string, postgres.PostgresType>> {
   return {
     max,
     onnotice: () => {},
@@ -108,7 +128,7 @@ function clientOptions(max: number): postgres.Options<Record<string, postgres.Po
     // by every refused connection: after a one-second restart, ingest kept answering 503 for many seconds
     // more. A second at most keeps reconnects cheap and recovery prompt.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
-    connection: { application_name: 'oncehook' },
+    connection: { application_name: applicationName },
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Store, WriteLane } from './connect.ts';
-import { isRetryable, STALLED_WRITE } from './retryable.ts';
+import { isRetryable, isStalledWrite, STALLED_WRITE } from './retryable.ts';
 
 interface Waiting<I, O> {
   input: I;
@@ -35,6 +35,11 @@ export interface GroupCommitOptions<I> {
    * tried again on a new one, and `onStall` is told. Without it one silent connection holds every batch behind.
    */
   stall?: { ms: number; onStall(): void };
+  /**
+   * An item as it is written again after its batch failed on its connection: that batch may have committed
+   * with only its answer lost, so what must be unique per write (a receipt's ID) is renewed here.
+   */
+  writtenAgain?: (input: I) => I;
 }
 
 /** What a group commit writes to: the store itself, or a lane of its own that it may abandon. */
@@ -116,8 +121,11 @@ export class GroupCommit<I, O> {
       batch.forEach((waiting, i) => waiting.resolve(written[i]!));
     } catch (error) {
       const retries = Math.max(...batch.map((waiting) => waiting.retries ?? 0)) + 1;
-      if (isRetryable(error) && retries <= MAX_RETRIES) {
-        this.queue.unshift(...batch.map((waiting) => ({ ...waiting, retries })));
+      // A stall says nothing about the batch's items, only about the connection, which was given up: the batch
+      // goes again whole, however often (each try waits `stall.ms`), never split into one write per item.
+      if (isStalledWrite(error) || (isRetryable(error) && retries <= MAX_RETRIES)) {
+        const again = this.options.writtenAgain ?? ((input: I) => input);
+        this.queue.unshift(...batch.map((waiting) => ({ ...waiting, input: again(waiting.input), retries })));
         return;
       }
       if (batch.length === 1) {
@@ -131,7 +139,7 @@ export class GroupCommit<I, O> {
   /**
    * The write, or a retryable failure once it has gone `stall.ms` without an answer and its connection was
    * abandoned. Waiting for the abandoned statement's own failure is not needed: its batch is tried again
-   * either way, and a statement that did commit meanwhile makes the retry a duplicate, never a second record.
+   * either way (`writtenAgain`), and one that did commit meanwhile makes the retry's items its duplicates.
    */
   private watched(writing: Promise<O[]>): Promise<O[]> {
     const { stall } = this.options;

@@ -30,6 +30,10 @@ export function isRetryable(error: unknown): boolean {
   return withCode(error, (code) => RETRYABLE_CODES.has(code)) !== undefined;
 }
 
+export function isStalledWrite(error: unknown): boolean {
+  return withCode(error, (code) => code === STALLED_WRITE) !== undefined;
+}
+
 /**
  * The database's own error when it is SQLSTATE class 22, a data exception: a value in the statement it refuses
  * (a time out of range, text it cannot hold). The same statement fails the same way every time.

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine, freshDatabase, type TestDatabase } from '../support/engine.ts';
@@ -12,6 +13,8 @@ const WRITE_STALL_MS = 2500;
 let gateway: TestGateway;
 let database: TestDatabase;
 let proxy: FaultyProxy | undefined;
+/** The database through the proxy, on PostgreSQL. */
+let viaProxy: TestDatabase | undefined;
 
 beforeAll(async () => {
   database = await freshDatabase();
@@ -19,9 +22,9 @@ beforeAll(async () => {
   if (database.url) {
     const target = new URL(database.url);
     proxy = await startProxy(target.hostname, Number(target.port || 5432));
-    const viaProxy = new URL(database.url);
-    viaProxy.port = String(proxy.port);
-    reached = { url: viaProxy.toString(), drop: async () => {} };
+    const proxied = new URL(database.url);
+    proxied.port = String(proxy.port);
+    reached = viaProxy = { url: proxied.toString(), drop: async () => {} };
   }
   gateway = await startTestGateway(
     { ...shopConfig(undefined, { ackTimeoutMs: ACK_BUDGET_MS }), limits: { writeStallMs: WRITE_STALL_MS } },
@@ -136,5 +139,64 @@ describe(`database unavailable (${engine()})`, () => {
     // The pool sees its closed connections' ends and reconnects before the reads below.
     await new Promise((resolve) => setTimeout(resolve, 300));
     await expectWhole('e-silent');
+  });
+
+  if (engine() === 'postgres') it('a database alive but stuck (a lock held): each abandoned try is ended on the server, not left to pile up', async () => {
+    // Two connections: one holds the lock, the other looks.
+    const locker = postgres(database.url!, { max: 2, onnotice: () => {} });
+    const laneBackends = async () =>
+      (await locker<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name like 'oncehook lane %'`)[0]!.n;
+    let unlock!: () => void;
+    const locked = new Promise<void>((resolve) => (unlock = resolve));
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const transaction = locker.begin(async (tx) => {
+      await tx`lock table delivery_keys in exclusive mode`;
+      held();
+      await locked;
+    });
+    await holding;
+    try {
+      const delivery = shopifyDelivery({ eventId: 'e-stuck', webhookId: 'w-stuck' });
+      expect((await post(gateway.url, 'shop', delivery)).status).toBe(503);
+      // Three stalls: before, every abandoned try kept its backend waiting on the lock, one more each time.
+      await new Promise((resolve) => setTimeout(resolve, WRITE_STALL_MS * 3 + 500));
+      expect(await laneBackends()).toBeLessThanOrEqual(2);
+    } finally {
+      unlock();
+      await transaction;
+    }
+    const retry = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-stuck', webhookId: 'w-stuck' }));
+    expect(retry.status).toBe(200);
+    await expectWhole('e-stuck');
+    await locker.end();
+  });
+
+  if (engine() === 'postgres') it('a batch that committed on the connection it gave up is written again under new receipt IDs: its duplicate, not an error', async () => {
+    // Ack budget longer than the stall: the delivery is still waiting when its batch is written again.
+    const patient = await startTestGateway(
+      { ...shopConfig(undefined, { ackTimeoutMs: 6000 }), limits: { writeStallMs: 1000 } },
+      { database: viaProxy!, role: 'web' },
+    );
+    try {
+      const warm = await post(patient.url, 'shop', shopifyDelivery({ eventId: 'e-warm-2', webhookId: 'w-warm-2' }));
+      expect(warm.status).toBe(200);
+      const cut = proxy!.strand({ repliesOnly: true });
+      let answer;
+      try {
+        answer = await post(patient.url, 'shop', shopifyDelivery({ eventId: 'e-lost-answer', webhookId: 'w-lost-answer' }));
+      } finally {
+        cut();
+      }
+      // The first write committed and its answer was lost; the second finds it there.
+      expect(answer.status).toBe(200);
+      expect(answer.json.decision).toBe('duplicate_delivery');
+      expect(answer.json.firstSeen.decision).toBe('accepted');
+      expect(answer.json.receipt).not.toBe(answer.json.firstSeen.receipt);
+    } finally {
+      await patient.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expectWhole('e-lost-answer');
   });
 });

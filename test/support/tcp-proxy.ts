@@ -12,9 +12,10 @@ export interface FaultyProxy {
   holdReplies(): void;
   /**
    * The connections open now go silent for good, both ways, and are never closed: a network path that died
-   * without a reset. New connections pass. The returned function finally closes the silent ones.
+   * without a reset. New connections pass. The returned function finally closes the silent ones. With
+   * `repliesOnly`, what the client sends still arrives, and commits; only the server's answers are lost.
    */
-  strand(): () => void;
+  strand(options?: { repliesOnly?: boolean }): () => void;
   release(): void;
   refuse(): Promise<void>;
   restore(): Promise<void>;
@@ -27,10 +28,11 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
   const pending: Array<() => void> = [];
   const sockets = new Set<net.Socket>();
   const stranded = new Set<net.Socket>();
+  const repliesOnlyStranded = new Set<net.Socket>();
 
   const forward = (from: net.Socket, to: net.Socket, replies: boolean) => {
     from.on('data', (chunk) => {
-      if (stranded.has(from)) return;
+      if (stranded.has(from) && (replies || !repliesOnlyStranded.has(from))) return;
       if (held || (replies && repliesHeld)) pending.push(() => to.write(chunk));
       else to.write(chunk);
     });
@@ -65,9 +67,12 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     holdReplies() {
       repliesHeld = true;
     },
-    strand() {
+    strand({ repliesOnly = false } = {}) {
       const now = [...sockets];
-      for (const socket of now) stranded.add(socket);
+      for (const socket of now) {
+        stranded.add(socket);
+        if (repliesOnly) repliesOnlyStranded.add(socket);
+      }
       return () => {
         for (const socket of now) socket.destroy();
       };

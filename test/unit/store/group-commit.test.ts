@@ -68,6 +68,30 @@ describe('group commit', () => {
     ]);
   });
 
+  it('a batch given up on its connection goes again whole, however often, renewed by writtenAgain', async () => {
+    let lane = 0;
+    const target: WriteTarget = {
+      kind: 'postgres',
+      get db() {
+        return { lane } as unknown as Store['db'];
+      },
+      abandon: () => lane++,
+    };
+    const tries: number[][] = [];
+    const writer = new GroupCommit<number, number>(
+      target,
+      (db, batch) => {
+        tries.push([...batch]);
+        // Five connections in a row go silent; the sixth answers.
+        return (db as unknown as { lane: number }).lane < 5 ? new Promise<never>(() => {}) : Promise.resolve([...batch]);
+      },
+      { maxBatch: 128, stall: { ms: 10, onStall: () => {} }, writtenAgain: (n) => n + 10 },
+    );
+    const answers = Promise.all([writer.record(1), writer.record(2), writer.record(3)]);
+    expect(await answers).toEqual([51, 42, 43]);
+    expect(tries).toEqual([[1], [11, 2, 3], [21, 12, 13], [31, 22, 23], [41, 32, 33], [51, 42, 43]]);
+  });
+
   it('has nothing to abandon in this process (PGlite): a slow write is waited for', async () => {
     let stalls = 0;
     const writer = new GroupCommit<number, number>(
