@@ -30,7 +30,7 @@ function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => 
       console.log(options.json ? JSON.stringify(answer) : text);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      if (options.json) console.log(JSON.stringify({ error: { message: error.message } }));
+      if (options.json) console.log(JSON.stringify(error.body));
       console.error(`oncehook: ${error.message}`);
       process.exitCode = error.exitCode;
     }
@@ -165,7 +165,7 @@ export function addAdminCommands(program: Command): void {
     .option('--note <text>')
     .action(
       run(async (c, id: string, owner: string | undefined, o: any) => {
-        if (!owner && !o.none) throw new CliError('name an owner, or pass --none', EXIT.usage);
+        if (!owner && !o.none) throw new CliError('name an owner, or pass --none', EXIT.usage, 'usage');
         const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/assign`, { owner: o.none ? null : owner, note: o.note });
         return { answer, text: views.taskExplanation(answer) };
       }),

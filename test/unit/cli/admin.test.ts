@@ -1,0 +1,40 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../support/process.ts';
+
+// A stand-in for the admin API: each path answers what the test put there, and every request is kept.
+const answers = new Map<string, { status: number; body: unknown }>();
+const asked: string[] = [];
+let server: Server;
+let url: string;
+
+const oncehook = (...args: string[]) => runCli(args, { ONCEHOOK_URL: url, ONCEHOOK_ADMIN_TOKEN: 'token' });
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    asked.push(`${request.method} ${request.url}`);
+    const answer = answers.get(request.url!.split('?')[0]!) ?? { status: 200, body: { items: [], nextCursor: null, hasMore: false } };
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe('oncehook admin commands, when the API refuses', () => {
+  it("prints the API's error with its code under --json, so a script can tell refusals apart", async () => {
+    const refusal = { error: { code: 'replay_unsettled', message: 'an earlier replay of t_1 has not finished' } };
+    answers.set('/api/tasks/t_1/replay', { status: 409, body: refusal });
+    const result = await oncehook('replay', 't_1', '--note', 'again', '--json');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual(refusal);
+    expect(result.stderr).toBe('oncehook: an earlier replay of t_1 has not finished\n');
+  });
+
+  it('names a failure before any answer with a code of its own, in the same shape', async () => {
+    const result = await runCli(['stats', '--url', 'http://127.0.0.1:9', '--token', 'token', '--json']);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: 'unreachable', message: expect.stringMatching(/^cannot reach oncehook/) } });
+  });
+});
