@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
+import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
 import * as views from './views.ts';
 
 interface Common {
@@ -46,6 +47,21 @@ const paging = (command: Command) =>
 
 const note = () => new Option('--note <text>', 'why: recorded with your token label').makeOptionMandatory();
 
+/**
+ * `--attention` narrowed by `--state`: the listed states, each of which must wait for a person. A listed state
+ * that does not would make the list empty for a reason the person did not ask for, so it is refused.
+ */
+function attentionStates(listed: string | undefined): string {
+  if (listed === undefined) return NEEDS_ATTENTION.join(',');
+  const states = listed.split(',').map((s) => s.trim());
+  const others = states.filter((s) => !NEEDS_ATTENTION.includes(s as never));
+  if (others.length > 0) {
+    const covered = NEEDS_ATTENTION.join(', ');
+    throw new CliError(`--state ${others.join(',')}: not among the states --attention covers (${covered}); drop --attention, or that state`, EXIT.usage, 'usage');
+  }
+  return states.join(',');
+}
+
 export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'deliveries', 'list received deliveries and the decision taken on each')
@@ -63,13 +79,13 @@ export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
       .option('--state <states>', 'one state or several, comma-separated')
-      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval')
+      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval (with --state: those of them listed)')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
   ).action(
     run(async (c, o: any) => {
-      const state = o.attention ? 'needs_review,outcome_unknown,failed,awaiting_approval' : o.state;
+      const state = o.attention ? attentionStates(o.state) : o.state;
       const answer = await call(c, 'GET', `/api/tasks${query({ state, source: o.source, action: o.action, owner: o.owner, ...page(o) })}`);
       return { answer, text: views.tasksView(answer) };
     }),

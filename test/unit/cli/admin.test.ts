@@ -38,3 +38,17 @@ describe('oncehook admin commands, when the API refuses', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: 'unreachable', message: expect.stringMatching(/^cannot reach oncehook/) } });
   });
 });
+
+describe('oncehook tasks --attention', () => {
+  it('narrows to the listed states that wait for a person, and refuses one that does not', async () => {
+    const [narrowed, refused] = await Promise.all([
+      oncehook('tasks', '--attention', '--state', 'failed,needs_review', '--json'),
+      oncehook('tasks', '--attention', '--state', 'failed,succeeded'),
+    ]);
+    expect(narrowed.code).toBe(0);
+    expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers/);
+    expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
+  });
+});
