@@ -52,3 +52,18 @@ describe('oncehook tasks --attention', () => {
     expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
   });
 });
+
+describe('oncehook resume', () => {
+  it('encodes the origin itself, so an unknown one is not blamed on its encoding', async () => {
+    const unknown = { error: { code: 'unknown_destination', message: 'no standing is recorded for https://crm.example; it is open (URL-encode the origin, e.g. https%3A%2F%2Fcrm.example)' } };
+    answers.set('/api/destinations/https%3A%2F%2Fcrm.example/resume', { status: 404, body: unknown });
+    const [text, json] = await Promise.all([
+      oncehook('resume', 'https://crm.example', '--note', 'rotated'),
+      oncehook('resume', 'https://crm.example', '--note', 'rotated', '--json'),
+    ]);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toMatch(/^oncehook: no standing is recorded for https:\/\/crm\.example: it is open, nothing to resume/);
+    expect(text.stderr).not.toMatch(/encode/i);
+    expect(JSON.parse(json.stdout).error).toEqual({ code: 'unknown_destination', message: expect.not.stringMatching(/encode/i) });
+  });
+});
