@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
+import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
 import * as views from './views.ts';
 
 interface Common {
@@ -30,7 +31,7 @@ function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => 
       console.log(options.json ? JSON.stringify(answer) : text);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      if (options.json) console.log(JSON.stringify({ error: { message: error.message } }));
+      if (options.json) console.log(JSON.stringify(error.body));
       console.error(`oncehook: ${error.message}`);
       process.exitCode = error.exitCode;
     }
@@ -45,6 +46,21 @@ const paging = (command: Command) =>
     .addOption(new Option('--order <order>', 'newest first, or oldest first').choices(['desc', 'asc']));
 
 const note = () => new Option('--note <text>', 'why: recorded with your token label').makeOptionMandatory();
+
+/**
+ * `--attention` narrowed by `--state`: the listed states, each of which must wait for a person. A listed state
+ * that does not would make the list empty for a reason the person did not ask for, so it is refused.
+ */
+function attentionStates(listed: string | undefined): string {
+  if (listed === undefined) return NEEDS_ATTENTION.join(',');
+  const states = listed.split(',').map((s) => s.trim());
+  const others = states.filter((s) => !NEEDS_ATTENTION.includes(s as never));
+  if (others.length > 0) {
+    const covered = NEEDS_ATTENTION.join(', ');
+    throw new CliError(`--state ${others.join(',')}: not among the states --attention covers (${covered}); drop --attention, or that state`, EXIT.usage, 'usage');
+  }
+  return states.join(',');
+}
 
 export function addAdminCommands(program: Command): void {
   paging(
@@ -63,13 +79,13 @@ export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
       .option('--state <states>', 'one state or several, comma-separated')
-      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval')
+      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval (with --state: those of them listed)')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
   ).action(
     run(async (c, o: any) => {
-      const state = o.attention ? 'needs_review,outcome_unknown,failed,awaiting_approval' : o.state;
+      const state = o.attention ? attentionStates(o.state) : o.state;
       const answer = await call(c, 'GET', `/api/tasks${query({ state, source: o.source, action: o.action, owner: o.owner, ...page(o) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
@@ -165,7 +181,7 @@ export function addAdminCommands(program: Command): void {
     .option('--note <text>')
     .action(
       run(async (c, id: string, owner: string | undefined, o: any) => {
-        if (!owner && !o.none) throw new CliError('name an owner, or pass --none', EXIT.usage);
+        if (!owner && !o.none) throw new CliError('name an owner, or pass --none', EXIT.usage, 'usage');
         const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/assign`, { owner: o.none ? null : owner, note: o.note });
         return { answer, text: views.taskExplanation(answer) };
       }),
@@ -183,8 +199,16 @@ export function addAdminCommands(program: Command): void {
     .addOption(note())
     .action(
       run(async (c, origin: string, o: any) => {
-        const answer = await call(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
-        return { answer, text: views.destinationsView(answer) };
+        try {
+          const answer = await call(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
+          return { answer, text: views.destinationsView(answer) };
+        } catch (error) {
+          // The API's message asks its callers to URL-encode the origin; this command already does, so that
+          // advice would send a person after a mistake they did not make.
+          if (!(error instanceof CliError) || error.body.error.code !== 'unknown_destination') throw error;
+          const message = `no standing is recorded for ${origin}: it is open, nothing to resume (oncehook destinations lists the origins by name)`;
+          throw new CliError(message, error.exitCode, 'unknown_destination');
+        }
       }),
     );
 

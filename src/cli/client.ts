@@ -1,12 +1,21 @@
 /** Exit codes of the admin commands: 1 the API refused (400, 404, 409); 2 usage, connection or authentication. */
 export const EXIT = { refused: 1, usage: 2 } as const;
 
+/** An error in the API's shape, so a script reads one shape whatever failed. */
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
 export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
+  /**
+   * `body`: what `--json` prints. The API's error exactly as it answered it (its `code` is what a script
+   * tells errors apart by); for a failure before any answer, `code` names it and `message` is the CLI's.
+   */
+  readonly body: ErrorBody;
+
+  constructor(message: string, readonly exitCode: number, code: string, answered?: ErrorBody) {
     super(message);
+    this.body = answered ?? { error: { code, message } };
   }
 }
 
@@ -17,7 +26,7 @@ export interface Connection {
 
 /** Calls the admin API and returns its JSON; every failure becomes a CliError with the API's own message. */
 export async function call(connection: Connection, method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
-  if (!connection.token) throw new CliError('no admin token: set ONCEHOOK_ADMIN_TOKEN or pass --token', EXIT.usage);
+  if (!connection.token) throw new CliError('no admin token: set ONCEHOOK_ADMIN_TOKEN or pass --token', EXIT.usage, 'no_token');
   const target = new URL(path, connection.url);
   let response: Response;
   try {
@@ -28,20 +37,23 @@ export async function call(connection: Connection, method: 'GET' | 'POST', path:
     });
   } catch (error) {
     const cause = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
-    throw new CliError(`cannot reach oncehook at ${connection.url}: ${cause} (set ONCEHOOK_URL or pass --url)`, EXIT.usage);
+    throw new CliError(`cannot reach oncehook at ${connection.url}: ${cause} (set ONCEHOOK_URL or pass --url)`, EXIT.usage, 'unreachable');
   }
   const text = await response.text();
   let json: any = null;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
-    throw new CliError(`${method} ${target} answered ${response.status} with something other than JSON: is --url oncehook?`, EXIT.usage);
+    throw new CliError(`${method} ${target} answered ${response.status} with something other than JSON: is --url oncehook?`, EXIT.usage, 'not_oncehook');
   }
   if (response.ok) return json;
-  const message = json?.error?.message ?? `${response.status} ${response.statusText}`;
-  if (response.status === 401 || response.status === 403) throw new CliError(`${message} (the token was refused)`, EXIT.usage);
-  if ([400, 404, 409].includes(response.status) && json?.error?.code !== 'admin_api_off') throw new CliError(message, EXIT.refused);
-  throw new CliError(`${response.status}: ${message}`, EXIT.usage);
+  const answered: ErrorBody = json?.error?.code
+    ? json
+    : { error: { code: `http_${response.status}`, message: json?.error?.message ?? `${response.status} ${response.statusText}` } };
+  const { code, message } = answered.error;
+  if (response.status === 401 || response.status === 403) throw new CliError(`${message} (the token was refused)`, EXIT.usage, code, answered);
+  if ([400, 404, 409].includes(response.status) && code !== 'admin_api_off') throw new CliError(message, EXIT.refused, code, answered);
+  throw new CliError(`${response.status}: ${message}`, EXIT.usage, code, answered);
 }
 
 /** A query string from the options that are set. */

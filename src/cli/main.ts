@@ -3,6 +3,7 @@ import type { Role } from '../app.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
+import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
 // gateway, the database drivers and the config schema to load (measured: an admin command started in 1.8 s
@@ -128,18 +129,20 @@ program
     process.on('SIGINT', () => stop('SIGINT'));
     // A first start on the embedded default runs initdb (several seconds): say something meanwhile.
     logger.info({ database: process.env.DATABASE_URL ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
-    gateway = await startGateway({
-      config,
-      logger,
-      port: options.port,
-      host: options.host,
-      databaseUrl: process.env.DATABASE_URL,
-      dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
-      role: options.role,
-      adminToken: adminTokensFromEnv(process.env),
-      forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency },
-      shutdownTimeoutMs: options.shutdownTimeoutMs,
-    });
+    gateway = await starting(process.env.DATABASE_URL, () =>
+      startGateway({
+        config,
+        logger,
+        port: options.port,
+        host: options.host,
+        databaseUrl: process.env.DATABASE_URL,
+        dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
+        role: options.role,
+        adminToken: adminTokensFromEnv(process.env),
+        forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency },
+        shutdownTimeoutMs: options.shutdownTimeoutMs,
+      }),
+    );
     if (stopping) void close(gateway);
   });
 
@@ -149,13 +152,16 @@ program
   .action(async () => {
     const [{ openStore }, { migrate }] = await Promise.all([import('../store/connect.ts'), import('../store/migrate.ts')]);
     const databaseUrl = process.env.DATABASE_URL;
-    const store = await openStore({ databaseUrl, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
-    try {
-      await migrate(store, databaseUrl);
-      console.log(`migrations applied (${store.kind})`);
-    } finally {
-      await store.close();
-    }
+    const kind = await starting(databaseUrl, async () => {
+      const store = await openStore({ databaseUrl, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
+      try {
+        await migrate(store, databaseUrl);
+        return store.kind;
+      } finally {
+        await store.close();
+      }
+    });
+    console.log(`migrations applied (${kind})`);
   });
 
 program
@@ -241,7 +247,8 @@ addAdminCommands(program);
 
 program.parseAsync().catch(async (error: unknown) => {
   const [{ ConfigError }, { DataDirInUseError }] = await Promise.all([import('../config/load.ts'), import('../store/data-dir-lock.ts')]);
-  if (error instanceof ConfigError || error instanceof DataDirInUseError) console.error(error.message);
+  if (error instanceof StartFailure) console.error(`oncehook: ${error.message}`);
+  else if (error instanceof ConfigError || error instanceof DataDirInUseError) console.error(error.message);
   else console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
 });

@@ -1,0 +1,80 @@
+/**
+ * A start-up failure a person can fix (no such database, nothing listening, a port taken), said in one line
+ * naming the problem and what to do: the driver's stack only hides that. A failure not recognised here keeps
+ * its stack, since it may be a bug.
+ */
+export class StartFailure extends Error {
+  override name = 'StartFailure';
+}
+
+/**
+ * Where a PostgreSQL URL points, fit to print: host, port and database. Everything up to the last `@` is
+ * dropped, since the user and password are written there (even a password with an unencoded `/` in it),
+ * and so is the query string, which may carry options.
+ */
+export function databaseTarget(url: string): string {
+  const scheme = url.indexOf('://');
+  const rest = (scheme === -1 ? url : url.slice(scheme + 3)).split(/[?#]/)[0]!;
+  return rest.slice(rest.lastIndexOf('@') + 1);
+}
+
+interface SystemError {
+  code?: unknown;
+  syscall?: unknown;
+  address?: unknown;
+  port?: unknown;
+  message?: unknown;
+}
+
+function listenFailure(error: SystemError): StartFailure | null {
+  const on = `cannot listen on ${String(error.address)}:${String(error.port)}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new StartFailure(`${on}: the port is in use by another process — stop it, or choose another port with --port`);
+    case 'EACCES':
+      return new StartFailure(`${on}: permission denied (ports below 1024 need privileges) — choose another port with --port`);
+    case 'EADDRNOTAVAIL':
+      return new StartFailure(`${on}: no such address on this machine — correct --host`);
+    default:
+      return null;
+  }
+}
+
+function databaseFailure(error: SystemError, databaseUrl: string): StartFailure | null {
+  // Node's invalid-URL error carries the URL itself (`input`), password and all: none of it is repeated.
+  if (error.code === 'ERR_INVALID_URL') {
+    return new StartFailure('DATABASE_URL is not a URL — write it as postgres://USER:PASSWORD@HOST:5432/DATABASE');
+  }
+  const at = `PostgreSQL at ${databaseTarget(databaseUrl)}`;
+  // PostgreSQL's own messages name the database or user at fault and never the password.
+  const said = String(error.message);
+  switch (error.code) {
+    case '3D000':
+      return new StartFailure(`cannot reach ${at}: ${said} — create it first, or correct the database in DATABASE_URL`);
+    case '28P01':
+    case '28000':
+      return new StartFailure(`${at} refused the login: ${said} — correct the user or password in DATABASE_URL`);
+    case 'ECONNREFUSED':
+      return new StartFailure(`cannot reach ${at}: connection refused — start PostgreSQL there, or correct the host and port in DATABASE_URL`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartFailure(`cannot reach ${at}: no such host — correct the host in DATABASE_URL`);
+    case 'CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+      return new StartFailure(`cannot reach ${at}: no answer — check the host and port in DATABASE_URL, and that a firewall lets it through`);
+    default:
+      return null;
+  }
+}
+
+/** Runs the start of `serve` or `migrate`, turning a failure a person can fix into a StartFailure. */
+export async function starting<T>(databaseUrl: string | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (typeof error !== 'object' || error === null) throw error;
+    const failure = (error as SystemError).syscall === 'listen' ? listenFailure(error) : databaseUrl ? databaseFailure(error, databaseUrl) : null;
+    throw failure ?? error;
+  }
+}

@@ -1,0 +1,60 @@
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshPostgresDatabase, PG_ADMIN_URL, type TestDatabase } from '../support/engine.ts';
+import { runCli } from '../support/process.ts';
+
+// Trust authentication ignores a password; one is put in the URL all the same, to be looked for in the output.
+const PASSWORD = new URL(PG_ADMIN_URL).password || 'pw-s3cret-4b1d';
+const withPassword = (url: URL) => {
+  url.password = PASSWORD;
+  return url.toString();
+};
+
+/** What a person must see: one line on stderr, naming the problem, with no stack and no password. */
+function expectOneLine(result: { code: number; stdout: string; stderr: string }, problem: RegExp) {
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/^oncehook: [^\n]+\n$/);
+  expect(result.stderr).toMatch(problem);
+  expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+}
+
+const listening = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+
+describe('a start that cannot succeed says why in one line', () => {
+  let database: TestDatabase;
+  let taken: Server;
+  let takenPort: number;
+  let closedPort: number;
+
+  beforeAll(async () => {
+    database = await freshPostgresDatabase();
+    taken = createServer();
+    takenPort = await listening(taken);
+    // A port that was just free and is closed again: connecting to it is refused.
+    const closed = createServer();
+    closedPort = await listening(closed);
+    await new Promise((resolve) => closed.close(resolve));
+  });
+  afterAll(async () => {
+    taken?.close();
+    await database?.drop();
+  });
+
+  it('names a missing database, a refused connection, a malformed URL and a port in use', async () => {
+    const missing = new URL(PG_ADMIN_URL);
+    missing.pathname = '/oncehook_no_such_database';
+    const refused = new URL(PG_ADMIN_URL);
+    refused.port = String(closedPort);
+    const [noDatabase, noServer, notUrl, portInUse] = await Promise.all([
+      runCli(['migrate'], { DATABASE_URL: withPassword(missing) }),
+      runCli(['serve', '--port', '0'], { DATABASE_URL: withPassword(refused) }),
+      runCli(['migrate'], { DATABASE_URL: `postgres//postgres:${PASSWORD}@127.0.0.1/oncehook` }),
+      runCli(['serve', '--port', String(takenPort), '--host', '127.0.0.1'], { DATABASE_URL: withPassword(new URL(database.url!)) }),
+    ]);
+    expectOneLine(noDatabase, /cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/oncehook_no_such_database: database "oncehook_no_such_database" does not exist — create it first/);
+    expectOneLine(noServer, new RegExp(`cannot reach PostgreSQL at 127\\.0\\.0\\.1:${closedPort}/\\w+: connection refused`));
+    expectOneLine(notUrl, /DATABASE_URL is not a URL/);
+    expectOneLine(portInUse, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort}: the port is in use`));
+  });
+});

@@ -1,0 +1,69 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../support/process.ts';
+
+// A stand-in for the admin API: each path answers what the test put there, and every request is kept.
+const answers = new Map<string, { status: number; body: unknown }>();
+const asked: string[] = [];
+let server: Server;
+let url: string;
+
+const oncehook = (...args: string[]) => runCli(args, { ONCEHOOK_URL: url, ONCEHOOK_ADMIN_TOKEN: 'token' });
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    asked.push(`${request.method} ${request.url}`);
+    const answer = answers.get(request.url!.split('?')[0]!) ?? { status: 200, body: { items: [], nextCursor: null, hasMore: false } };
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe('oncehook admin commands, when the API refuses', () => {
+  it("prints the API's error with its code under --json, so a script can tell refusals apart", async () => {
+    const refusal = { error: { code: 'replay_unsettled', message: 'an earlier replay of t_1 has not finished' } };
+    answers.set('/api/tasks/t_1/replay', { status: 409, body: refusal });
+    const result = await oncehook('replay', 't_1', '--note', 'again', '--json');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toEqual(refusal);
+    expect(result.stderr).toBe('oncehook: an earlier replay of t_1 has not finished\n');
+  });
+
+  it('names a failure before any answer with a code of its own, in the same shape', async () => {
+    const result = await runCli(['stats', '--url', 'http://127.0.0.1:9', '--token', 'token', '--json']);
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: 'unreachable', message: expect.stringMatching(/^cannot reach oncehook/) } });
+  });
+});
+
+describe('oncehook tasks --attention', () => {
+  it('narrows to the listed states that wait for a person, and refuses one that does not', async () => {
+    const [narrowed, refused] = await Promise.all([
+      oncehook('tasks', '--attention', '--state', 'failed,needs_review', '--json'),
+      oncehook('tasks', '--attention', '--state', 'failed,succeeded'),
+    ]);
+    expect(narrowed.code).toBe(0);
+    expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers/);
+    expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
+  });
+});
+
+describe('oncehook resume', () => {
+  it('encodes the origin itself, so an unknown one is not blamed on its encoding', async () => {
+    const unknown = { error: { code: 'unknown_destination', message: 'no standing is recorded for https://crm.example; it is open (URL-encode the origin, e.g. https%3A%2F%2Fcrm.example)' } };
+    answers.set('/api/destinations/https%3A%2F%2Fcrm.example/resume', { status: 404, body: unknown });
+    const [text, json] = await Promise.all([
+      oncehook('resume', 'https://crm.example', '--note', 'rotated'),
+      oncehook('resume', 'https://crm.example', '--note', 'rotated', '--json'),
+    ]);
+    expect(text.code).toBe(1);
+    expect(text.stderr).toMatch(/^oncehook: no standing is recorded for https:\/\/crm\.example: it is open, nothing to resume/);
+    expect(text.stderr).not.toMatch(/encode/i);
+    expect(JSON.parse(json.stdout).error).toEqual({ code: 'unknown_destination', message: expect.not.stringMatching(/encode/i) });
+  });
+});
