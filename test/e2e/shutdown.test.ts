@@ -98,7 +98,8 @@ describe('SIGTERM', () => {
     const actions = {
       plain: { url: `${downstream.url}/plain`, timeoutMs: 20_000 },
       keyed: { url: `${downstream.url}/keyed`, timeoutMs: 20_000, idempotency: 'key' },
-      looked: { url: `${downstream.url}/looked`, timeoutMs: 20_000, lookup: `${downstream.url}/looked/lookup?key={key}` },
+      // Past the 1.5 s deadline, and short: its lookup waits that long after the unknown outcome.
+      looked: { url: `${downstream.url}/looked`, timeoutMs: 4000, lookup: `${downstream.url}/looked/lookup?key={key}` },
       unsent: { url: `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}/never`, timeoutMs: 20_000 },
     };
     const gateway = await start(actions, 1500);
