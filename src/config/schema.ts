@@ -189,7 +189,7 @@ export const configSchema = z.strictObject({
         .min(1000)
         .default(30_000)
         .describe(
-          'on PostgreSQL, how long a batch of deliveries waits for the database to answer before its connection is abandoned and the batch is written again on a new one (a network path that died without a reset)',
+          'on PostgreSQL, how long a batch of deliveries, a claim or a batch of finishes waits for the database to answer before its connection is abandoned and it is tried again on a new one (a network path that died without a reset)',
         ),
     })
     .prefault({}),

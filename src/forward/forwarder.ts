@@ -6,9 +6,11 @@ import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { CLAIM_MODES, claimTasks, finishAttempts, nextDueInMs, reclaimExpiredLeases, type AttemptFinish } from '../store/atomic.ts';
-import type { Store } from '../store/connect.ts';
+import type { Db, Store, WriteLane } from '../store/connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
 import { GroupCommit } from '../store/group-commit.ts';
+import { isRetryable, isStalledWrite } from '../store/retryable.ts';
+import { watchStall, type Stall } from '../store/stall.ts';
 import { runAttempt } from './attempt.ts';
 import { Pools } from './pools.ts';
 import { Routes } from './routes.ts';
@@ -63,6 +65,9 @@ export class Forwarder {
   readonly #routes: Routes;
   readonly #pools: Pools;
   readonly #finishes: GroupCommit<AttemptFinish, boolean>;
+  /** The queue's statements (claims, reclaims, the next due time) on a connection the worker may abandon. */
+  readonly #queueLane: WriteLane;
+  readonly #stall: Stall;
   readonly #finish = async (f: AttemptFinish) => {
     const kept = await this.#finishes.record(f);
     if (this.#mayHaveMadeWorkDue(f)) this.wake();
@@ -92,8 +97,16 @@ export class Forwarder {
     this.#options = { ...FORWARDER_DEFAULTS, ...options };
     this.#routes = new Routes(deps.config, this.#options.leaseGraceMs);
     this.#pools = new Pools(this.#options.concurrency);
+    // A connection gone silent would stop forwarding until TCP gives up (see WriteLane): the queue's statements
+    // and the finishes each run on a lane of their own, abandoned after `limits.writeStallMs` without an answer.
+    const stallMs = deps.config.limits.writeStallMs;
+    this.#stall = {
+      ms: stallMs,
+      onStall: () => deps.logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning a worker connection for a new one`),
+    };
+    this.#queueLane = deps.store.lane();
     // Attempts end at their own times; those ending while a finish commits are written together in the next.
-    this.#finishes = new GroupCommit(deps.store, finishAttempts, { maxBatch: FINISHES_PER_BATCH });
+    this.#finishes = new GroupCommit(deps.store.lane(), finishAttempts, { maxBatch: FINISHES_PER_BATCH, stall: this.#stall });
     // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
     setMaxListeners(0, this.#release.signal);
   }
@@ -161,10 +174,12 @@ export class Forwarder {
         await this.#reclaim();
       } while (this.#again && !this.#stopped);
       if (this.#freeSlots() > 0) {
-        const due = await nextDueInMs(this.#deps.store.db, performance.now() - claimedAt);
+        const due = await this.#onQueue((db) => nextDueInMs(db, performance.now() - claimedAt));
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {
+      // As for a group commit's lane: after a connection failure the next pass starts on a new client.
+      if (isRetryable(error) && !isStalledWrite(error)) this.#queueLane.abandon?.();
       this.#deps.logger.error({ err: error }, 'the forwarder could not read its queue; trying again');
     }
     this.#lookedAt = performance.now();
@@ -173,10 +188,14 @@ export class Forwarder {
     this.#timer = setTimeout(() => this.wake(), wait);
   }
 
+  #onQueue<T>(statement: (db: Db) => Promise<T>): Promise<T> {
+    return watchStall(this.#queueLane, this.#stall, statement(this.#queueLane.db));
+  }
+
   async #reclaim(): Promise<void> {
     if (performance.now() - this.#reclaimedAt < RECLAIM_EVERY_MS) return;
     this.#reclaimedAt = performance.now();
-    const reclaimed = await reclaimExpiredLeases(this.#deps.store.db);
+    const reclaimed = await this.#onQueue(reclaimExpiredLeases);
     // Reclaimed tasks are due at once: claim them in this pass.
     if (reclaimed.length > 0) this.#again = true;
     for (const task of reclaimed) {
@@ -228,7 +247,9 @@ export class Forwarder {
     const free = this.#freeSlots();
     if (free <= 0 || this.#stopped) return;
     this.#refillDue = false;
-    const claimed = await claimTasks(this.#deps.store.db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free });
+    // A claim abandoned after it committed leaves its tasks leased with their ledger rows open: the leases
+    // expire and are reclaimed as unknown outcomes, never sent blindly.
+    const claimed = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free }));
     this.#drained = claimed.length < free;
     if (!this.#drained) this.#again = true;
     for (const task of claimed) {

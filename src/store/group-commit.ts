@@ -1,5 +1,6 @@
 import type { Store, WriteLane } from './connect.ts';
-import { isRetryable, isStalledWrite, STALLED_WRITE } from './retryable.ts';
+import { isRetryable, isStalledWrite } from './retryable.ts';
+import { watchStall, type Stall } from './stall.ts';
 
 interface Waiting<I, O> {
   input: I;
@@ -34,7 +35,7 @@ export interface GroupCommitOptions<I> {
    * On a lane that can be abandoned: a batch with no answer after this long gives up its connection and is
    * tried again on a new one, and `onStall` is told. Without it one silent connection holds every batch behind.
    */
-  stall?: { ms: number; onStall(): void };
+  stall?: Stall;
   /**
    * An item as it is written again after its batch failed on its connection: that batch may have committed
    * with only its answer lost, so what must be unique per write (a receipt's ID) is renewed here.
@@ -117,13 +118,17 @@ export class GroupCommit<I, O> {
 
   private async commit(batch: Waiting<I, O>[]): Promise<void> {
     try {
-      const written = await this.watched(this.write(this.target.db, batch.map((waiting) => waiting.input)));
+      // A stalled batch that did commit, its answer lost, is written again as `writtenAgain` makes it.
+      const written = await watchStall(this.target, this.options.stall, this.write(this.target.db, batch.map((waiting) => waiting.input)));
       batch.forEach((waiting, i) => waiting.resolve(written[i]!));
     } catch (error) {
       const retries = Math.max(...batch.map((waiting) => waiting.retries ?? 0)) + 1;
       // A stall says nothing about the batch's items, only about the connection, which was given up: the batch
       // goes again whole, however often (each try waits `stall.ms`), never split into one write per item.
       if (isStalledWrite(error) || (isRetryable(error) && retries <= MAX_RETRIES)) {
+        // A lane's next try goes on a new client: one whose connection failed mid-write was seen to hang its
+        // next statement across a database restart.
+        if (!isStalledWrite(error)) this.target.abandon?.();
         const again = this.options.writtenAgain ?? ((input: I) => input);
         this.queue.unshift(...batch.map((waiting) => ({ ...waiting, input: again(waiting.input), retries })));
         return;
@@ -134,25 +139,5 @@ export class GroupCommit<I, O> {
       }
       this.queue.unshift(...batch.map((waiting) => ({ ...waiting, alone: true })));
     }
-  }
-
-  /**
-   * The write, or a retryable failure once it has gone `stall.ms` without an answer and its connection was
-   * abandoned. Waiting for the abandoned statement's own failure is not needed: its batch is tried again
-   * either way (`writtenAgain`), and one that did commit meanwhile makes the retry's items its duplicates.
-   */
-  private watched(writing: Promise<O[]>): Promise<O[]> {
-    const { stall } = this.options;
-    const abandon = this.target.abandon;
-    if (!stall || !abandon) return writing;
-    let timer: NodeJS.Timeout | undefined;
-    const stalled = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abandon();
-        stall.onStall();
-        reject(Object.assign(new Error(`no answer from the database in ${stall.ms} ms; its connection was abandoned`), { code: STALLED_WRITE }));
-      }, stall.ms);
-    });
-    return Promise.race([writing, stalled]).finally(() => clearTimeout(timer));
   }
 }

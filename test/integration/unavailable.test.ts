@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine, freshDatabase, type TestDatabase } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { waitFor } from '../support/forwarding.ts';
 import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 
@@ -113,7 +114,7 @@ describe(`database unavailable (${engine()})`, () => {
 
   // A server's connection can go silent without a reset (a failover that moved the address, a dead host): the
   // socket then waits for TCP to give up, ~15 minutes by Linux's defaults, with ingest's batch in flight on it.
-  if (engine() === 'postgres') it('a connection that went silent: ingest abandons it after writeStallMs and records on a new one', async () => {
+  if (engine() === 'postgres') it('connections that went silent: ingest and the worker abandon theirs after writeStallMs and go on on new ones', async () => {
     const warm = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-warm', webhookId: 'w-warm' }));
     expect(warm.status).toBe(200);
     const cut = proxy!.strand();
@@ -132,6 +133,19 @@ describe(`database unavailable (${engine()})`, () => {
       // The abandoned batch was written again on the new connection as soon as it was given up: the retry is
       // then its duplicate.
       expect(['accepted', 'duplicate_delivery']).toContain(retry.json.decision);
+
+      // The worker's claims and finishes give up their silent connections the same way: its task is claimed and
+      // its attempt recorded while the silence lasts (read past the proxy, on a connection of the test's own).
+      const direct = postgres(database.url!, { max: 1, onnotice: () => {} });
+      try {
+        await waitFor(async () => {
+          const [row] = await direct<{ n: number }[]>`select count(*)::int as n from attempts a join tasks t on t.id = a.task_id
+            where t.event_id = 'e-silent' and a.finished_at is not null`;
+          return row!.n > 0;
+        }, 20_000);
+      } finally {
+        await direct.end();
+      }
     } finally {
       // The test's own reads go through the pool, whose idle connections went silent too.
       cut();
@@ -145,7 +159,8 @@ describe(`database unavailable (${engine()})`, () => {
     // Two connections: one holds the lock, the other looks.
     const locker = postgres(database.url!, { max: 2, onnotice: () => {} });
     const laneBackends = async () =>
-      (await locker<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where application_name like 'oncehook lane %'`)[0]!.n;
+      (await locker<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+        where application_name like 'oncehook lane %' and wait_event_type = 'Lock'`)[0]!.n;
     let unlock!: () => void;
     const locked = new Promise<void>((resolve) => (unlock = resolve));
     let held!: () => void;

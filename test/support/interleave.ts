@@ -3,16 +3,31 @@ import type { Store } from '../../src/store/connect.ts';
 /** The store, its database calling `hook` with the statement's number (from 1) just before each statement. */
 export function beforeEachStatement(store: Store, hook: (n: number) => Promise<unknown> | void): Store {
   let statements = 0;
-  const db = new Proxy(store.db, {
-    get(target, property, receiver) {
-      if (property !== 'execute') return Reflect.get(target, property, receiver);
-      return async (query: Parameters<typeof target.execute>[0]) => {
-        await hook(++statements);
-        return target.execute(query);
+  const watched = (db: Store['db']) =>
+    new Proxy(db, {
+      get(target, property, receiver) {
+        if (property !== 'execute') return Reflect.get(target, property, receiver);
+        return async (query: Parameters<typeof target.execute>[0]) => {
+          await hook(++statements);
+          return target.execute(query);
+        };
+      },
+    });
+  return {
+    ...store,
+    db: watched(store.db),
+    // Lanes too: the forwarder and ingest write on lanes of their own.
+    lane() {
+      const lane = store.lane();
+      return {
+        kind: lane.kind,
+        get db() {
+          return watched(lane.db);
+        },
+        abandon: lane.abandon,
       };
     },
-  });
-  return { ...store, db };
+  };
 }
 
 /**

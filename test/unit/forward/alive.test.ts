@@ -14,7 +14,8 @@ describe('Forwarder.alive', () => {
       'test',
     ).config;
     // Never started: nothing touches the store, and the loop never passes again.
-    const deps = { config, store: {} as ForwarderDeps['store'], logger: createLogger('silent'), metrics: createMetrics() };
+    const store = { lane: () => ({ kind: 'pglite', db: {}, abandon: null }) } as unknown as ForwarderDeps['store'];
+    const deps = { config, store, logger: createLogger('silent'), metrics: createMetrics() };
     const forwarder = new Forwarder(deps, { pollMs: 1000 });
     expect(forwarder.alive()).toBe(true);
     vi.advanceTimersByTime(7_000);

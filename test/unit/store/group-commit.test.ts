@@ -7,6 +7,19 @@ function storeOf(kind: Store['kind']): WriteTarget {
   return { kind, db: {} as Store['db'] };
 }
 
+/** A lane whose clients are numbered: each abandon moves it to the next. */
+function numberedLanes() {
+  let lane = 0;
+  const target: WriteTarget = {
+    kind: 'postgres',
+    get db() {
+      return { lane } as unknown as Store['db'];
+    },
+    abandon: () => lane++,
+  };
+  return { target, laneOf: (db: Store['db']) => (db as unknown as { lane: number }).lane };
+}
+
 async function batchesFor(kind: Store['kind'], items: number): Promise<number[]> {
   const sizes: number[] = [];
   const writer = new GroupCommit<number, number>(
@@ -69,27 +82,36 @@ describe('group commit', () => {
   });
 
   it('a batch given up on its connection goes again whole, however often, renewed by writtenAgain', async () => {
-    let lane = 0;
-    const target: WriteTarget = {
-      kind: 'postgres',
-      get db() {
-        return { lane } as unknown as Store['db'];
-      },
-      abandon: () => lane++,
-    };
+    const { target, laneOf } = numberedLanes();
     const tries: number[][] = [];
     const writer = new GroupCommit<number, number>(
       target,
       (db, batch) => {
         tries.push([...batch]);
         // Five connections in a row go silent; the sixth answers.
-        return (db as unknown as { lane: number }).lane < 5 ? new Promise<never>(() => {}) : Promise.resolve([...batch]);
+        return laneOf(db) < 5 ? new Promise<never>(() => {}) : Promise.resolve([...batch]);
       },
       { maxBatch: 128, stall: { ms: 10, onStall: () => {} }, writtenAgain: (n) => n + 10 },
     );
     const answers = Promise.all([writer.record(1), writer.record(2), writer.record(3)]);
     expect(await answers).toEqual([51, 42, 43]);
     expect(tries).toEqual([[1], [11, 2, 3], [21, 12, 13], [31, 22, 23], [41, 32, 33], [51, 42, 43]]);
+  });
+
+  it('after a connection failure, the next try goes on a new client', async () => {
+    const { target, laneOf } = numberedLanes();
+    const lanes: number[] = [];
+    const writer = new GroupCommit<number, number>(
+      target,
+      async (db, batch) => {
+        lanes.push(laneOf(db));
+        if (lanes.length === 1) throw Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' });
+        return [...batch];
+      },
+      { maxBatch: 128 },
+    );
+    expect(await writer.record(5)).toBe(5);
+    expect(lanes).toEqual([0, 1]);
   });
 
   it('has nothing to abandon in this process (PGlite): a slow write is waited for', async () => {
