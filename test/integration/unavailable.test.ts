@@ -9,7 +9,7 @@ import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 
 const ACK_BUDGET_MS = 1500;
-const WRITE_STALL_MS = 2500;
+const WRITE_STALL_MS = 1500;
 
 let gateway: TestGateway;
 let database: TestDatabase;
