@@ -176,7 +176,9 @@ const sourceId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'letters, 
 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
-  sources: z.record(sourceId, sourceSchema),
+  sources: z
+    .record(sourceId, sourceSchema)
+    .refine((sources) => Object.keys(sources).length > 0, 'no source is configured: every delivery would be answered 404'),
   limits: z
     .strictObject({
       maxInFlight: z

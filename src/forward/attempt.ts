@@ -65,7 +65,18 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     deps.metrics.forwardSeconds.observe({ source: task.source, action: task.action, kind: task.mode }, durationMs / 1000);
     if (kept) deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: decision.state });
     logger.info(
-      { task: task.id, source: task.source, action: task.action, kind: task.mode, attempt: task.attempts, class: verdict.class, status: verdict.status, next: decision.state },
+      {
+        task: task.id,
+        source: task.source,
+        action: task.action,
+        kind: task.mode,
+        attempt: task.attempts,
+        class: verdict.class,
+        status: verdict.status,
+        next: decision.state,
+        // Why it did not succeed (a refused connection, the downstream's answer), as the ledger keeps it.
+        error: decision.error ?? undefined,
+      },
       decision.decision,
     );
   } catch (error) {

@@ -175,6 +175,15 @@ describe('config', () => {
     expect(problems(config, { SHOP_SECRET: 'x' })[0]).toMatch(/^sources\.shop\.actions\.crm: .*timeoutMS/);
   });
 
+  it('names the rule a source or action name breaks, and refuses a config with no source', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.actions['Welcome Mail'] = config.sources.shop.actions.crm;
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      'sources.shop.actions["Welcome Mail"]: this name is not allowed: lowercase letters, digits, "-" and "_"',
+    ]);
+    expect(problems({ sources: {} })).toEqual(['sources: no source is configured: every delivery would be answered 404']);
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
