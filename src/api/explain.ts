@@ -2,6 +2,7 @@ import type { DeliveryRow, DeliveryView, RelatedTask } from '../store/queries/de
 import { TASK_STATES } from '../store/decisions.ts';
 import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
 import type { TaskView } from '../store/task-view.ts';
+import type { DestinationView } from './destinations.ts';
 
 const time = (at: Date) => at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 
@@ -46,7 +47,11 @@ export interface TaskExplanation {
   allowedActions: TaskDecision[];
 }
 
-export function explainTask(task: TaskView): TaskExplanation {
+/**
+ * `destination`: how the task's destination stands, for a task still to be sent. A paused one holds the task
+ * until a person resumes it, though the task itself is only `pending`.
+ */
+export function explainTask(task: TaskView, destination: DestinationView | null = null): TaskExplanation {
   const last = task.ledger[task.ledger.length - 1];
   const lastWords = last
     ? `; last ${last.kind} #${last.number}: ${last.class ?? 'in flight'}${last.responseStatus ? ` (HTTP ${last.responseStatus})` : ''}`
@@ -60,9 +65,18 @@ export function explainTask(task: TaskView): TaskExplanation {
     [TASK_STATES.outcomeUnknown]: `oncehook is reconciling it (next look ${time(task.nextAttemptAt)}); if you already know the answer, resolve, retry or cancel.${by}`,
     [TASK_STATES.failed]: `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
   };
+  const paused = destination?.status === 'paused' ? destination : null;
+  const held = paused
+    ? `; held: ${paused.origin} is paused`
+    : destination?.status === 'cooling' && destination.cooldownUntil
+      ? `; ${destination.origin} is cooling down until ${time(destination.cooldownUntil)}`
+      : '';
+  const resume = paused
+    ? `Nothing is sent to ${paused.origin} while it is paused (since ${paused.pausedAt ? time(paused.pausedAt) : 'a refusal'}: ${paused.pausedReason ?? 'refused'}). Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task goes then.`
+    : null;
   return {
-    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}`,
-    nextDecision: next[task.state] ?? null,
+    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}`,
+    nextDecision: resume ?? next[task.state] ?? null,
     allowedActions: decisionsFor(task.state),
   };
 }

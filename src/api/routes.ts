@@ -27,7 +27,7 @@ export function apiRoutes({ store, config, tokens, stats }: AdminDeps): Hono {
   }
   app.use('/api/*', bearerAuth(tokens));
   app.route('/api/deliveries', deliveryRoutes({ store }));
-  app.route('/api/tasks', taskRoutes({ store }));
+  app.route('/api/tasks', taskRoutes({ store, config }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;

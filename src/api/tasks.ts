@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import {
   approveTask,
@@ -17,8 +18,9 @@ import type { Store } from '../store/connect.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
 import { listTasks } from '../store/queries/tasks.ts';
-import { taskView } from '../store/task-view.ts';
+import { taskView, type TaskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
+import { destinations, type DestinationView } from './destinations.ts';
 import { explainTask } from './explain.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 
@@ -75,13 +77,22 @@ const decide: Record<'approve' | 'retry' | 'cancel', (store: Store, taskId: stri
   cancel: (store, taskId, who) => cancelTask(store.db, { taskId, ...who }),
 };
 
+/** Where a task still to be sent would go, and how that destination stands; null once it is out of the queue. */
+async function destinationOf(store: Store, config: Config, task: TaskView): Promise<DestinationView | null> {
+  if (task.state !== TASK_STATES.pending && task.state !== TASK_STATES.outcomeUnknown) return null;
+  const url = config.sources[task.source]?.actions[task.action]?.url;
+  if (url === undefined) return null;
+  const origin = new URL(url).origin;
+  return (await destinations(store, config)).find((d) => d.origin === origin) ?? null;
+}
+
 /** `/api/tasks`: lists, one task with its ledger and the decision it waits for, and a person's decisions. */
-export function taskRoutes({ store }: { store: Store }): Hono<AdminEnv> {
+export function taskRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const view = async (id: string) => {
     const task = await taskView(store.db, id);
     if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-    return { ...task, ...explainTask(task) };
+    return { ...task, ...explainTask(task, await destinationOf(store, config, task)) };
   };
 
   app.get('/', async (c) => {

@@ -60,6 +60,11 @@ describe('destinations', () => {
     expect(listed.json.items.find((d: { origin: string }) => d.origin === downstream.url)).toMatchObject({ status: 'open' });
 
     const waiting = await deliver('locked');
+    // Only pending, yet held: the task says what it waits for, and who can end it.
+    const held = await api(`/api/tasks/${waiting}`);
+    expect(held.json.state).toBe('pending');
+    expect(held.json.summary).toContain(`held: ${refusing.url} is paused`);
+    expect(held.json.nextDecision).toMatch(/^Nothing is sent to .* while it is paused \(since .*: 401.*\)\. Fix the cause, then resume the destination \(oncehook resume /);
     expect((await api(`/api/destinations/${origin}/resume`, { body: {} })).status).toBe(400);
     expect((await api(`/api/destinations/${origin}/resume`, { body: { note: 'x' }, token: null })).status).toBe(401);
     const resumed = await api(`/api/destinations/${origin}/resume`, { body: { note: 'rotated the CRM credentials' } });
