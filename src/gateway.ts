@@ -78,7 +78,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const fetch = (request: Request, env: unknown) => (draining ? stopping() : app.fetch(request, env));
     const started = serve({ fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () => resolve(started));
-    started.once('error', reject);
+    started.once('error', (error) => reject(Object.assign(error, { listening: true })));
     // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
     deferContinueToIngest(started as Server);
   });

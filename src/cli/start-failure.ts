@@ -12,10 +12,15 @@ export class StartFailure extends Error {
  * dropped, since the user and password are written there (even a password with an unencoded `/` in it),
  * and so is the query string, which may carry options.
  */
-export function databaseTarget(url: string): string {
+export function databaseTarget(url: string): string | null {
   const scheme = url.indexOf('://');
-  const rest = (scheme === -1 ? url : url.slice(scheme + 3)).split(/[?#]/)[0]!;
-  return rest.slice(rest.lastIndexOf('@') + 1);
+  const rest = scheme === -1 ? url : url.slice(scheme + 3);
+  const query = rest.search(/[?#]/);
+  // An `@` after a `?` or `#`: a password holding one of those unencoded. Where the driver then believes the
+  // host ends is inside the password, so nothing of this URL is fit to print.
+  if (query !== -1 && rest.indexOf('@', query) !== -1) return null;
+  const address = query === -1 ? rest : rest.slice(0, query);
+  return address.slice(address.lastIndexOf('@') + 1);
 }
 
 interface SystemError {
@@ -23,12 +28,19 @@ interface SystemError {
   syscall?: unknown;
   address?: unknown;
   port?: unknown;
+  hostname?: unknown;
+  name?: unknown;
   message?: unknown;
+  /** Set by the gateway on an error of its listening socket (a --host that does not resolve fails in getaddrinfo). */
+  listening?: unknown;
 }
 
 function listenFailure(error: SystemError): StartFailure | null {
   const on = `cannot listen on ${String(error.address)}:${String(error.port)}`;
   switch (error.code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartFailure(`cannot listen on ${String(error.hostname)}: no such address — correct --host`);
     case 'EADDRINUSE':
       return new StartFailure(`${on}: the port is in use by another process — stop it, or choose another port with --port`);
     case 'EACCES':
@@ -42,10 +54,14 @@ function listenFailure(error: SystemError): StartFailure | null {
 
 function databaseFailure(error: SystemError, databaseUrl: string): StartFailure | null {
   // Node's invalid-URL error carries the URL itself (`input`), password and all: none of it is repeated.
-  if (error.code === 'ERR_INVALID_URL') {
-    return new StartFailure('DATABASE_URL is not a URL — write it as postgres://USER:PASSWORD@HOST:5432/DATABASE');
+  if (error.code === 'ERR_INVALID_URL' || error.name === 'URIError') {
+    return new StartFailure('DATABASE_URL is not a URL — write it as postgres://USER:PASSWORD@HOST:5432/DATABASE, percent-encoding @ : / ? # % in the password');
   }
-  const at = `PostgreSQL at ${databaseTarget(databaseUrl)}`;
+  const target = databaseTarget(databaseUrl);
+  if (target === null) {
+    return new StartFailure('DATABASE_URL cannot be read: its password holds a "?" or "#" — percent-encode it (%3F, %23), and any @ : / % too');
+  }
+  const at = `PostgreSQL at ${target}`;
   // PostgreSQL's own messages name the database or user at fault and never the password.
   const said = String(error.message);
   switch (error.code) {
@@ -74,7 +90,8 @@ export async function starting<T>(databaseUrl: string | undefined, work: () => P
     return await work();
   } catch (error) {
     if (typeof error !== 'object' || error === null) throw error;
-    const failure = (error as SystemError).syscall === 'listen' ? listenFailure(error) : databaseUrl ? databaseFailure(error, databaseUrl) : null;
+    const system = error as SystemError;
+    const failure = system.syscall === 'listen' || system.listening ? listenFailure(system) : databaseUrl ? databaseFailure(system, databaseUrl) : null;
     throw failure ?? error;
   }
 }

@@ -54,7 +54,9 @@ export const genericHmacSchema = z
   });
 export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
 
-const actionId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, "-" and "_"');
+const actionId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters');
 
 export const actionSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
@@ -172,7 +174,9 @@ function decodes(decode: () => unknown): boolean {
   }
 }
 
-const sourceId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'letters, digits, "-" and "_"');
+const sourceId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/, 'letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters');
 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),

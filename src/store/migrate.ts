@@ -8,6 +8,26 @@ import type { Store } from './connect.ts';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
 
+/**
+ * How long the first statement may take. A host that accepts the connection and closes it during start-up
+ * (not PostgreSQL, a proxy with nothing behind it) has the driver reconnecting for ever, and `migrate`, or
+ * a deploy's release command, hung with it.
+ */
+const FIRST_CONTACT_MS = 20_000;
+
+/** `contact`, or a CONNECT_TIMEOUT failure after `ms`: the start then says there was no answer. */
+export async function firstContact<T>(contact: PromiseLike<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer from PostgreSQL within ${ms} ms`), { code: 'CONNECT_TIMEOUT' })), ms);
+  });
+  try {
+    return await Promise.race([contact, silent]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Shared by every oncehook instance: the key of the advisory lock that serializes migrations. */
 const MIGRATION_LOCK = 4_207_311_001;
 
@@ -24,6 +44,7 @@ export async function migrate(store: Store, databaseUrl?: string, migrationsFold
   if (!databaseUrl) throw new Error('migrating PostgreSQL needs its URL');
   const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10, fetch_types: false });
   try {
+    await firstContact(client`select 1`, FIRST_CONTACT_MS);
     await client`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migratePostgres(drizzlePostgres(client), { migrationsFolder });
   } finally {

@@ -6,6 +6,31 @@ describe('start-up failures', () => {
     expect(databaseTarget('postgres://app:s3cret@db.internal:5432/oncehook')).toBe('db.internal:5432/oncehook');
     expect(databaseTarget('postgresql://app:pa/ss@w0rd@db.internal/oncehook?sslmode=require&password=x')).toBe('db.internal/oncehook');
     expect(databaseTarget('postgres://db.internal/oncehook')).toBe('db.internal/oncehook');
+    // A "?" or "#" unencoded in the password: the driver's host and port lie inside it; nothing is printable.
+    expect(databaseTarget('postgres://postgres:1234?x@127.0.0.1/db')).toBeNull();
+    expect(databaseTarget('postgres://postgres:123#abc@127.0.0.1:5432/db')).toBeNull();
+  });
+
+  it('says a URL it cannot print is unreadable, naming no part of it', async () => {
+    const url = 'postgres://postgres:1234?x@127.0.0.1/db';
+    const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND postgres'), { code: 'ENOTFOUND', hostname: 'postgres' });
+    const failure = await starting(url, () => Promise.reject(unresolved)).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(StartFailure);
+    expect(failure.message).toMatch(/^DATABASE_URL cannot be read: its password holds a "\?" or "#"/);
+    expect(failure.message).not.toMatch(/postgres:|1234|127\.0\.0\.1/);
+    const malformed = Object.assign(new URIError('URI malformed'));
+    expect((await starting('postgres://u:pa%zz@db/x', () => Promise.reject(malformed)).catch((error: Error) => error)).message).toMatch(/^DATABASE_URL is not a URL/);
+  });
+
+  it('blames --host, not the database, for a listening address that does not resolve', async () => {
+    const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND nosuch.invalid'), {
+      code: 'ENOTFOUND',
+      syscall: 'getaddrinfo',
+      hostname: 'nosuch.invalid',
+      listening: true,
+    });
+    const failure = await starting('postgres://app:s3cret@db/x', () => Promise.reject(unresolved)).catch((error: Error) => error);
+    expect(failure.message).toBe('cannot listen on nosuch.invalid: no such address — correct --host');
   });
 
   it('keeps an error it does not recognise as it was, stack and all', async () => {

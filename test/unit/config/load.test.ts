@@ -179,7 +179,7 @@ describe('config', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.actions['Welcome Mail'] = config.sources.shop.actions.crm;
     expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'sources.shop.actions["Welcome Mail"]: this name is not allowed: lowercase letters, digits, "-" and "_"',
+      'sources.shop.actions["Welcome Mail"]: this name is not allowed: lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters',
     ]);
     expect(problems({ sources: {} })).toEqual(['sources: no source is configured: every delivery would be answered 404']);
   });
