@@ -53,7 +53,12 @@ export function createApp(deps: AppDeps): Hono {
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType }),
   );
 
-  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
+  // A person who opens the bare address, or sends deliveries to a worker, learns where things are.
+  const routes =
+    deps.role === 'worker'
+      ? 'this process runs --role worker: it forwards tasks and serves /healthz, /readyz and /metrics; deliveries, the admin API and the dashboard are on the web processes'
+      : 'oncehook serves POST /in/{source} for deliveries, /api/… and the dashboard at /ui (with ONCEHOOK_ADMIN_TOKEN set), /healthz, /readyz and /metrics';
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}; ${routes}` } }, 404));
   app.onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();
     deps.logger.error({ err: error, path: c.req.path }, 'unhandled error');

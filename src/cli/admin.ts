@@ -53,7 +53,10 @@ const note = () => new Option('--note <text>', 'why: recorded with your token la
  */
 function attentionStates(listed: string | undefined): string {
   if (listed === undefined) return NEEDS_ATTENTION.join(',');
-  const states = listed.split(',').map((s) => s.trim());
+  const states = listed
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const others = states.filter((s) => !NEEDS_ATTENTION.includes(s as never));
   if (others.length > 0) {
     const covered = NEEDS_ATTENTION.join(', ');

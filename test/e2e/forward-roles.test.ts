@@ -45,6 +45,8 @@ describe('serve --role web and --role worker on one PostgreSQL', () => {
   it('a worker serves health and metrics only', async () => {
     expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${worker.url}/readyz`)).status).toBe(200);
-    expect((await post(worker.url, 'shop', shopifyDelivery({ eventId: 'roles-2' }))).status).toBe(404);
+    const refused = await post(worker.url, 'shop', shopifyDelivery({ eventId: 'roles-2' }));
+    expect(refused.status).toBe(404);
+    expect(refused.json.error.message).toMatch(/runs --role worker: .* deliveries, the admin API and the dashboard are on the web processes/);
   });
 });

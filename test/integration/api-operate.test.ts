@@ -107,6 +107,14 @@ describe('GET /api/stats', () => {
   });
 });
 
+describe('an address with nothing behind it', () => {
+  it('says where deliveries, the admin API and the dashboard are', async () => {
+    const answer = await fetch(`${gateway.url}/`);
+    expect(answer.status).toBe(404);
+    expect((await answer.json()).error.message).toMatch(/^no route for GET \/; oncehook serves POST \/in\/\{source\} for deliveries, .*\/ui/);
+  });
+});
+
 describe('/metrics, /readyz and request IDs', () => {
   it('exposes tasks by state, confirmed effects and unresolved work read from the database', async () => {
     await deliver('ok');

@@ -42,7 +42,8 @@ describe('oncehook admin commands, when the API refuses', () => {
 describe('oncehook tasks --attention', () => {
   it('narrows to the listed states that wait for a person, and refuses one that does not', async () => {
     const [narrowed, refused] = await Promise.all([
-      oncehook('tasks', '--attention', '--state', 'failed,needs_review', '--json'),
+      // A trailing comma, as a shell history edit leaves, names no state.
+      oncehook('tasks', '--attention', '--state', 'failed,needs_review,', '--json'),
       oncehook('tasks', '--attention', '--state', 'failed,succeeded'),
     ]);
     expect(narrowed.code).toBe(0);
