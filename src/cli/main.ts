@@ -152,16 +152,19 @@ program
   .action(async () => {
     const [{ openStore }, { migrate }] = await Promise.all([import('../store/connect.ts'), import('../store/migrate.ts')]);
     const databaseUrl = process.env.DATABASE_URL;
-    const kind = await starting(databaseUrl, async () => {
+    const result = await starting(databaseUrl, async () => {
       const store = await openStore({ databaseUrl, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
       try {
-        await migrate(store, databaseUrl);
-        return store.kind;
+        return { kind: store.kind, ...(await migrate(store, databaseUrl)) };
       } finally {
         await store.close();
       }
     });
-    console.log(`migrations applied (${kind})`);
+    console.log(
+      result.applied === 0
+        ? `nothing to apply: the database has all ${result.total} migrations (${result.kind})`
+        : `applied ${result.applied} migration${result.applied === 1 ? '' : 's'}; the database has ${result.total} (${result.kind})`,
+    );
   });
 
 program

@@ -42,12 +42,15 @@ describe('upgrading a database that holds tasks', () => {
     store = await openStore({ databaseUrl: database.url });
     const before = releasedUpTo('0006_claim_tasks');
     folders.push(before);
-    await migrate(store, database.url, before);
+    // Each run says what it applied: `oncehook migrate` prints it.
+    expect(await migrate(store, database.url, before)).toEqual({ applied: 7, total: 7 });
     const old = [receipt(1), receipt(2), receipt(3)];
     await recordDeliveries(store.db, old.slice(0, 2));
     await recordDeliveries(store.db, old.slice(2));
 
-    await migrate(store, database.url);
+    const shipped = (JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+    expect(await migrate(store, database.url)).toEqual({ applied: shipped - 7, total: shipped });
+    expect(await migrate(store, database.url)).toEqual({ applied: 0, total: shipped });
     await recordDeliveries(store.db, [receipt(4)]);
 
     const [refs] = await rowsOf<{ n: number; matching: number }>(
