@@ -94,6 +94,10 @@ export const sourceSchema = z
     taskKey: z
       .string()
       .min(1)
+      // Checked on the field, so its problems are listed beside any other of the source (a misspelt adapter).
+      .superRefine((key, ctx) => {
+        for (const problem of taskKeyProblems(key)) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .default('{eventId}')
       .describe('template naming the business task: {eventId}, {deliveryId}, {topic}, {header:NAME}, {body:/pointer}'),
     ackTimeoutMs: z.int().positive().optional().describe("default: the sender's documented timeout"),
@@ -125,7 +129,6 @@ export const sourceSchema = z
         }
       });
     }
-    for (const problem of taskKeyProblems(source.taskKey)) ctx.addIssue({ code: 'custom', path: ['taskKey'], message: problem });
     for (const id of Object.keys(source.actions)) {
       const cycle = stepCycle(source.actions, id);
       if (cycle && cycle.length > 1 && cycle[0] === id) {

@@ -26,7 +26,10 @@ export function taskKeyProblems(template: string): string[] {
       problems.push(`{${part}}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {header:NAME} or {body:/pointer}`);
     }
   }
-  if (!new RegExp(PLACEHOLDER.source).test(template)) problems.push('names no placeholder, so every delivery would be one task');
+  // Said only when no part was meant as one: a misspelt placeholder is already named above.
+  if (problems.length === 0 && !new RegExp(PLACEHOLDER.source).test(template)) {
+    problems.push('names no placeholder, so every delivery would be one task');
+  }
   return problems;
 }
 

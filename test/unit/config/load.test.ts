@@ -163,9 +163,18 @@ describe('config', () => {
     };
     expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
       expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
-      'sources.shop.taskKey: names no placeholder, so every delivery would be one task',
       'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
       'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
+    ]);
+  });
+
+  it("lists a task key's problem beside the source's others, not only once they are fixed", () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.adapter = 'shopfy';
+    config.sources.shop.taskKey = '{eventID}';
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      expect.stringMatching(/^sources\.shop\.adapter: /),
+      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
     ]);
   });
 

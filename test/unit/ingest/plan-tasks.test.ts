@@ -23,10 +23,8 @@ describe('the task key', () => {
   it('names what is wrong with a template, for the config check', () => {
     expect(taskKeyProblems('{eventId}')).toEqual([]);
     expect(taskKeyProblems('{header:x-shop}:{body:/order/id}')).toEqual([]);
-    expect(taskKeyProblems('{eventID}')).toEqual([
-      expect.stringMatching(/^\{eventID\}: not a placeholder/),
-      'names no placeholder, so every delivery would be one task',
-    ]);
+    // The misspelt placeholder is named; "no placeholder" would send the user looking for the wrong fault.
+    expect(taskKeyProblems('{eventID}')).toEqual([expect.stringMatching(/^\{eventID\}: not a placeholder/)]);
     expect(taskKeyProblems('orders')).toEqual(['names no placeholder, so every delivery would be one task']);
     expect(taskKeyProblems('{body:id}-{eventId}')).toEqual(['{body:id}: not a JSON pointer like {body:/order/id}']);
     expect(taskKeyProblems('{header:X Order}-{eventId}')).toEqual(['{header:X Order}: not a header name']);
