@@ -210,7 +210,7 @@ program
       sourceId: string,
       options: { config: string; url: string; eventId?: string; deliveryId?: string; topic?: string; json?: boolean },
     ) => {
-      const [{ loadConfig }, { buildSample }] = await Promise.all([import('../config/load.ts'), import('./sample.ts')]);
+      const [{ loadConfig }, { buildSample, SampleError }] = await Promise.all([import('../config/load.ts'), import('./sample.ts')]);
       const { config } = loadConfig(options.config);
       const source = config.sources[sourceId];
       if (!source) {
@@ -218,7 +218,15 @@ program
         process.exitCode = 2;
         return;
       }
-      const sample = buildSample(source, options);
+      let sample: ReturnType<typeof buildSample>;
+      try {
+        sample = buildSample(source, options);
+      } catch (error) {
+        if (!(error instanceof SampleError)) throw error;
+        console.error(error.message);
+        process.exitCode = 2;
+        return;
+      }
       const target = new URL(`/in/${encodeURIComponent(sourceId)}`, options.url);
       let response: Response;
       try {

@@ -8,11 +8,22 @@ export interface SampleOptions {
   topic?: string | undefined;
 }
 
+/** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks']);
+
+/** A sample that cannot be built as asked: said to the person, exit 2. */
+export class SampleError extends Error {}
+
 /**
  * A correctly signed sample delivery for a configured source, so a newcomer can watch one be accepted and
  * then deduplicated without a real sender. Signed with the source's first secret, the way its sender signs.
  */
 export function buildSample(source: SourceConfig, options: SampleOptions): { headers: Record<string, string>; body: string } {
+  if (options.deliveryId !== undefined && ONE_ID.has(source.adapter)) {
+    throw new SampleError(
+      `--delivery-id: a ${source.adapter} delivery has no ID of its own apart from its event's (a retry repeats it); use --event-id`,
+    );
+  }
   const eventId = options.eventId ?? String(Math.floor(Math.random() * 1e12));
   const deliveryId = options.deliveryId ?? randomUUID();
   const secret = source.secrets[0]!;
@@ -43,7 +54,9 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
       };
     }
     case 'stripe': {
-      const body = JSON.stringify({ id: `evt_${eventId}`, type: options.topic ?? 'charge.succeeded', created: now, data: {} });
+      // Stripe's event IDs begin evt_; one given whole is kept as it is.
+      const id = eventId.startsWith('evt_') ? eventId : `evt_${eventId}`;
+      const body = JSON.stringify({ id, type: options.topic ?? 'charge.succeeded', created: now, data: {} });
       return {
         body,
         headers: {

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../../src/config/load.ts';
+import { buildSample, SampleError } from '../../../src/cli/sample.ts';
+
+const { config } = parseConfig(
+  JSON.stringify({
+    sources: {
+      payments: { adapter: 'stripe', secrets: ['whsec_test'], actions: { ledger: { url: 'https://ledger.example/' } } },
+      shop: { adapter: 'shopify', secrets: ['s'], actions: { crm: { url: 'https://crm.example/' } } },
+    },
+  }),
+  'test',
+);
+
+describe('send-sample', () => {
+  it('refuses --delivery-id for a sender whose deliveries carry only the event ID, instead of ignoring it', () => {
+    expect(() => buildSample(config.sources.payments!, { eventId: '1', deliveryId: 'first' })).toThrow(SampleError);
+    expect(buildSample(config.sources.shop!, { eventId: '1', deliveryId: 'first' }).headers['x-shopify-webhook-id']).toBe('first');
+  });
+
+  it('keeps a Stripe event ID given whole, and prefixes a bare one', () => {
+    const idOf = (eventId: string) => JSON.parse(buildSample(config.sources.payments!, { eventId }).body).id;
+    expect(idOf('evt_1')).toBe('evt_1');
+    expect(idOf('1')).toBe('evt_1');
+  });
+});
