@@ -68,8 +68,10 @@ function databaseFailure(error: SystemError, databaseUrl: string): StartFailure 
     case '3D000':
       return new StartFailure(`cannot reach ${at}: ${said} — create it first, or correct the database in DATABASE_URL`);
     case '28P01':
-    case '28000':
       return new StartFailure(`${at} refused the login: ${said} — correct the user or password in DATABASE_URL`);
+    // Also "no pg_hba.conf entry for host …": the user may be right and the server not admit this host.
+    case '28000':
+      return new StartFailure(`${at} refused the login: ${said} — check the user in DATABASE_URL, and that the server's pg_hba.conf admits this host (and its sslmode)`);
     case 'ECONNREFUSED':
       return new StartFailure(`cannot reach ${at}: connection refused — start PostgreSQL there, or correct the host and port in DATABASE_URL`);
     case 'ENOTFOUND':

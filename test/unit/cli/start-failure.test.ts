@@ -22,6 +22,13 @@ describe('start-up failures', () => {
     expect((await starting('postgres://u:pa%zz@db/x', () => Promise.reject(malformed)).catch((error: Error) => error)).message).toMatch(/^DATABASE_URL is not a URL/);
   });
 
+  it('points a login refused by pg_hba.conf at the server, a wrong password at the URL', async () => {
+    const said = async (code: string, message: string) =>
+      (await starting('postgres://app:s3cret@db/x', () => Promise.reject(Object.assign(new Error(message), { code }))).catch((error: Error) => error)).message;
+    expect(await said('28000', 'no pg_hba.conf entry for host "10.0.0.5", user "app", database "x", no encryption')).toMatch(/pg_hba\.conf admits this host/);
+    expect(await said('28P01', 'password authentication failed for user "app"')).toMatch(/correct the user or password in DATABASE_URL$/);
+  });
+
   it('blames --host, not the database, for a listening address that does not resolve', async () => {
     const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND nosuch.invalid'), {
       code: 'ENOTFOUND',
