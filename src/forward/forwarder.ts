@@ -9,8 +9,7 @@ import { CLAIM_MODES, claimTasks, finishAttempts, nextDueInMs, reclaimExpiredLea
 import type { Db, Store, WriteLane } from '../store/connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
 import { GroupCommit } from '../store/group-commit.ts';
-import { isRetryable, isStalledWrite } from '../store/retryable.ts';
-import { watchStall, type Stall } from '../store/stall.ts';
+import { onLane, type Stall } from '../store/lane.ts';
 import { runAttempt } from './attempt.ts';
 import { Pools } from './pools.ts';
 import { Routes } from './routes.ts';
@@ -178,8 +177,6 @@ export class Forwarder {
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {
-      // As for a group commit's lane: after a connection failure the next pass starts on a new client.
-      if (isRetryable(error) && !isStalledWrite(error)) this.#queueLane.abandon?.();
       this.#deps.logger.error({ err: error }, 'the forwarder could not read its queue; trying again');
     }
     this.#lookedAt = performance.now();
@@ -189,7 +186,7 @@ export class Forwarder {
   }
 
   #onQueue<T>(statement: (db: Db) => Promise<T>): Promise<T> {
-    return watchStall(this.#queueLane, this.#stall, statement(this.#queueLane.db));
+    return onLane(this.#queueLane, this.#stall, statement(this.#queueLane.db));
   }
 
   async #reclaim(): Promise<void> {

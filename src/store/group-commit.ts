@@ -1,6 +1,6 @@
 import type { Store, WriteLane } from './connect.ts';
 import { isRetryable, isStalledWrite } from './retryable.ts';
-import { watchStall, type Stall } from './stall.ts';
+import { onLane, type Stall } from './lane.ts';
 
 interface Waiting<I, O> {
   input: I;
@@ -119,16 +119,13 @@ export class GroupCommit<I, O> {
   private async commit(batch: Waiting<I, O>[]): Promise<void> {
     try {
       // A stalled batch that did commit, its answer lost, is written again as `writtenAgain` makes it.
-      const written = await watchStall(this.target, this.options.stall, this.write(this.target.db, batch.map((waiting) => waiting.input)));
+      const written = await onLane(this.target, this.options.stall, this.write(this.target.db, batch.map((waiting) => waiting.input)));
       batch.forEach((waiting, i) => waiting.resolve(written[i]!));
     } catch (error) {
       const retries = Math.max(...batch.map((waiting) => waiting.retries ?? 0)) + 1;
       // A stall says nothing about the batch's items, only about the connection, which was given up: the batch
       // goes again whole, however often (each try waits `stall.ms`), never split into one write per item.
       if (isStalledWrite(error) || (isRetryable(error) && retries <= MAX_RETRIES)) {
-        // A lane's next try goes on a new client: one whose connection failed mid-write was seen to hang its
-        // next statement across a database restart.
-        if (!isStalledWrite(error)) this.target.abandon?.();
         const again = this.options.writtenAgain ?? ((input: I) => input);
         this.queue.unshift(...batch.map((waiting) => ({ ...waiting, input: again(waiting.input), retries })));
         return;

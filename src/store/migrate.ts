@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
 import type { Store } from './connect.ts';
+import { settleWithin } from './lane.ts';
 import { rowsOf } from './rows.ts';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
@@ -18,16 +19,8 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.me
 const FIRST_CONTACT_MS = 20_000;
 
 /** `contact`, or a CONNECT_TIMEOUT failure after `ms`: the start then says there was no answer. */
-export async function firstContact<T>(contact: PromiseLike<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const silent = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer from PostgreSQL within ${ms} ms`), { code: 'CONNECT_TIMEOUT' })), ms);
-  });
-  try {
-    return await Promise.race([contact, silent]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function firstContact<T>(contact: PromiseLike<T>, ms: number): Promise<T> {
+  return settleWithin(contact, ms, () => Object.assign(new Error(`no answer from PostgreSQL within ${ms} ms`), { code: 'CONNECT_TIMEOUT' }));
 }
 
 /** Shared by every oncehook instance: the key of the advisory lock that serializes migrations. */

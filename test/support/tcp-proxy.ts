@@ -27,12 +27,13 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
   let repliesHeld = false;
   const pending: Array<() => void> = [];
   const sockets = new Set<net.Socket>();
-  const stranded = new Set<net.Socket>();
-  const repliesOnlyStranded = new Set<net.Socket>();
+  /** Silent sockets, and whether they still carry what the client sends. */
+  const stranded = new Map<net.Socket, { repliesOnly: boolean }>();
 
   const forward = (from: net.Socket, to: net.Socket, replies: boolean) => {
     from.on('data', (chunk) => {
-      if (stranded.has(from) && (replies || !repliesOnlyStranded.has(from))) return;
+      const silence = stranded.get(from);
+      if (silence && (replies || !silence.repliesOnly)) return;
       if (held || (replies && repliesHeld)) pending.push(() => to.write(chunk));
       else to.write(chunk);
     });
@@ -69,10 +70,7 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     },
     strand({ repliesOnly = false } = {}) {
       const now = [...sockets];
-      for (const socket of now) {
-        stranded.add(socket);
-        if (repliesOnly) repliesOnlyStranded.add(socket);
-      }
+      for (const socket of now) stranded.set(socket, { repliesOnly });
       return () => {
         for (const socket of now) socket.destroy();
       };

@@ -18,7 +18,7 @@ describe('start-up failures', () => {
     expect(failure).toBeInstanceOf(StartFailure);
     expect(failure.message).toMatch(/^DATABASE_URL cannot be read: its password holds a "\?" or "#"/);
     expect(failure.message).not.toMatch(/postgres:|1234|127\.0\.0\.1/);
-    const malformed = Object.assign(new URIError('URI malformed'));
+    const malformed = new URIError('URI malformed');
     expect((await starting('postgres://u:pa%zz@db/x', () => Promise.reject(malformed)).catch((error: Error) => error)).message).toMatch(/^DATABASE_URL is not a URL/);
   });
 
