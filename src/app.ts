@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
 import { requestId } from 'hono/request-id';
+import { unavailableAnswer } from './api/database-deadline.ts';
 import { ready } from './api/readiness.ts';
 import { requestLog } from './api/request-log.ts';
 import { apiRoutes } from './api/routes.ts';
@@ -48,7 +49,7 @@ export function createApp(deps: AppDeps): Hono {
   }
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', (c) => ready(c, deps.store, deps.workerAlive?.()));
+  app.get('/readyz', (c) => ready(c, deps.store, deps.workerAlive?.(), deps.config.limits.writeStallMs));
   app.get('/metrics', async (c) =>
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType }),
   );
@@ -61,6 +62,11 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}; ${routes}` } }, 404));
   app.onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse();
+    const unavailable = unavailableAnswer(error);
+    if (unavailable) {
+      deps.logger.warn({ err: error, path: c.req.path }, 'the database could not be reached for a request');
+      return unavailable.getResponse();
+    }
     deps.logger.error({ err: error, path: c.req.path }, 'unhandled error');
     return c.json({ error: { code: 'internal', message: 'an internal error occurred; it has been logged' } }, 500);
   });

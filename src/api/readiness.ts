@@ -1,19 +1,26 @@
 import type { Context } from 'hono';
 import type { Store } from '../store/connect.ts';
+import { settleWithin } from '../store/lane.ts';
 import { readiness } from '../store/queries/health.ts';
+
+/** A probe is answered by then: a database that has not answered is not ready, whatever it does later. */
+const LONGEST_PROBE_MS = 5_000;
 
 /**
  * `/readyz`: 200 only when the database answers, every migration this build ships is applied, this process's
  * own worker loop (where it runs one) has looked at the queue lately, and no lease has lain expired past the
  * stall limit (which a live worker anywhere would have reclaimed). Each check is named in the answer, so a
- * failing probe says which one failed.
+ * failing probe says which one failed. A pooled connection that went silent (a failover that moved the address)
+ * would hold the probe until TCP gives up, so the database is given the shorter of `writeStallMs` and 5 s.
  */
-export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | undefined): Promise<Response> {
+export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | undefined, stallMs: number): Promise<Response> {
+  const deadline = Math.min(stallMs, LONGEST_PROBE_MS);
+  const unanswered = new Error('unanswered');
   let state;
   try {
-    state = await readiness(store.db);
-  } catch {
-    return c.json({ ok: false, database: 'unreachable' }, 503);
+    state = await settleWithin(readiness(store.db), deadline, () => unanswered);
+  } catch (error) {
+    return c.json({ ok: false, database: error === unanswered ? 'unanswered' : 'unreachable' }, 503);
   }
   const migrations = state.migrations.applied >= state.migrations.shipped ? 'applied' : 'behind';
   const workers = state.stalledLeases === 0 && ownWorkerAlive !== false ? 'alive' : 'stalled';

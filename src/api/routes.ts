@@ -4,6 +4,7 @@ import { HttpError } from '../errors.ts';
 import type { Store } from '../store/connect.ts';
 import type { Stats } from '../store/queries/stats.ts';
 import { bearerAuth, type AdminEnv } from './auth.ts';
+import { databaseDeadline } from './database-deadline.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
 import { taskRoutes } from './tasks.ts';
@@ -25,7 +26,7 @@ export function apiRoutes({ store, config, tokens, stats }: AdminDeps): Hono {
     });
     return app as unknown as Hono;
   }
-  app.use('/api/*', bearerAuth(tokens));
+  app.use('/api/*', bearerAuth(tokens), databaseDeadline(config.limits.writeStallMs));
   app.route('/api/deliveries', deliveryRoutes({ store }));
   app.route('/api/tasks', taskRoutes({ store, config }));
   app.route('/api/destinations', destinationRoutes({ store, config }));

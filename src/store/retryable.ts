@@ -30,6 +30,13 @@ export function isRetryable(error: unknown): boolean {
   return withCode(error, (code) => RETRYABLE_CODES.has(code)) !== undefined;
 }
 
+/** No connection could be made: the server is down, refusing, or its name does not resolve just now. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECT_TIMEOUT']);
+
+export function isUnreachable(error: unknown): boolean {
+  return withCode(error, (code) => UNREACHABLE_CODES.has(code)) !== undefined;
+}
+
 export function isStalledWrite(error: unknown): boolean {
   return withCode(error, (code) => code === STALLED_WRITE) !== undefined;
 }

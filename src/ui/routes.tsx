@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { databaseDeadline, unavailableAnswer } from '../api/database-deadline.ts';
 import { HttpError } from '../errors.ts';
 import { decideFromForm, resumeFromForm } from './actions.ts';
 import { attentionPage } from './attention.tsx';
@@ -35,7 +36,7 @@ export function uiRoutes(deps: UiDeps): Hono {
   }
 
   app.route('/', loginRoutes(tokens));
-  app.use('*', requireSession(tokens));
+  app.use('*', requireSession(tokens), databaseDeadline(deps.config.limits.writeStallMs));
   app.post('/logout', (c) => logout(c));
 
   app.get('/', (c) => c.redirect('/ui/attention', 303));
@@ -60,9 +61,10 @@ export function uiRoutes(deps: UiDeps): Hono {
   // A catch-all rather than notFound: a mounted sub-app's notFound is not consulted by the parent.
   app.all('*', (c) => c.html(<Problem status={404} message={`There is no dashboard page at ${c.req.path}.`} />, 404));
   app.onError((error, c) => {
-    if (error instanceof HTTPException) {
-      const status = error.status;
-      const message = error instanceof HttpError ? error.message : 'The request could not be handled.';
+    const known = error instanceof HTTPException ? error : unavailableAnswer(error);
+    if (known) {
+      const status = known.status;
+      const message = known instanceof HttpError ? known.message : 'The request could not be handled.';
       return c.html(<Problem status={status} message={message} />, status as 400);
     }
     deps.logger.error({ err: error, path: c.req.path }, 'unhandled error in the dashboard');

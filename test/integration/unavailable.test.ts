@@ -1,17 +1,21 @@
 import { sql, type SQL } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminApi, ADMIN_TOKEN } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine, freshDatabase, type TestDatabase } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/forwarding.ts';
 import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
+import { AdminTokens } from '../../src/api/tokens.ts';
 import { rowsOf } from '../../src/store/rows.ts';
+import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 
 const ACK_BUDGET_MS = 1500;
 const WRITE_STALL_MS = 1500;
 
 let gateway: TestGateway;
+let api: ReturnType<typeof adminApi>;
 let database: TestDatabase;
 let proxy: FaultyProxy | undefined;
 /** The database through the proxy, on PostgreSQL. */
@@ -29,8 +33,9 @@ beforeAll(async () => {
   }
   gateway = await startTestGateway(
     { ...shopConfig(undefined, { ackTimeoutMs: ACK_BUDGET_MS }), limits: { writeStallMs: WRITE_STALL_MS } },
-    { database: reached },
+    { database: reached, adminToken: ADMIN_TOKEN },
   );
+  api = adminApi(gateway.url);
 });
 afterAll(async () => {
   await gateway?.close();
@@ -96,6 +101,27 @@ describe(`database unavailable (${engine()})`, () => {
     await expectWhole('e-stall');
   });
 
+  it('a stalled database: a person\'s request is answered 503 after writeStallMs, saying a change may still take effect', async () => {
+    const resume = await stallDatabase();
+    try {
+      const started = performance.now();
+      const [listing, page] = await Promise.all([
+        api('/api/tasks?state=failed'),
+        fetch(`${gateway.url}/ui/attention`, { headers: { cookie: `${SESSION_COOKIE}=${signSession(new AdminTokens(ADMIN_TOKEN), 'admin')}` } }),
+      ]);
+      expect(performance.now() - started).toBeLessThan(WRITE_STALL_MS + 1_000);
+      expect(listing.status).toBe(503);
+      expect(listing.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(listing.json.error.code).toBe('database_unanswered');
+      expect(listing.json.error.message).toMatch(/may still take effect/);
+      expect(page.status).toBe(503);
+      expect(await page.text()).toMatch(/has not answered/);
+    } finally {
+      await resume();
+    }
+    expect((await api('/api/tasks?state=failed')).status).toBe(200);
+  });
+
   // Only a server can go away and come back; embedded PGlite lives and dies with the process.
   if (engine() === 'postgres') it('a database that went down: 503 at once, and recovery without a restart', async () => {
     const delivery = shopifyDelivery({ eventId: 'e-down', webhookId: 'w-down' });
@@ -104,6 +130,9 @@ describe(`database unavailable (${engine()})`, () => {
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
     expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
+    const listing = await api('/api/tasks?state=failed');
+    expect(listing.status).toBe(503);
+    expect(listing.json.error.code).toBe('database_unavailable');
 
     await proxy!.restore();
     const retry = await post(gateway.url, 'shop', delivery);
@@ -117,12 +146,20 @@ describe(`database unavailable (${engine()})`, () => {
   if (engine() === 'postgres') it('connections that went silent: ingest and the worker abandon theirs after writeStallMs and go on on new ones', async () => {
     const warm = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-warm', webhookId: 'w-warm' }));
     expect(warm.status).toBe(200);
+    expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
     const cut = proxy!.strand();
     try {
       const delivery = shopifyDelivery({ eventId: 'e-silent', webhookId: 'w-silent' });
       const answer = await post(gateway.url, 'shop', delivery);
       expect(answer.status).toBe(503);
       expect(answer.json.error.code).toBe('store_timeout');
+
+      // A readiness probe gets its answer while the pool's connections are silent too, rather than hanging.
+      const probed = performance.now();
+      const probe = await fetch(`${gateway.url}/readyz`);
+      expect(probe.status).toBe(503);
+      expect(await probe.json()).toMatchObject({ ok: false, database: 'unanswered' });
+      expect(performance.now() - probed).toBeLessThan(WRITE_STALL_MS + 1_000);
 
       // The sender retries after Retry-After; by then the silent connection has been given up.
       await new Promise((resolve) => setTimeout(resolve, WRITE_STALL_MS));
