@@ -97,24 +97,20 @@ export function addAdminCommands(program: Command): void {
   const fetchOne = (c: Connection, id: string) =>
     id.startsWith('d_') ? call(c, 'GET', `/api/deliveries/${encodeURIComponent(id)}`) : call(c, 'GET', `/api/tasks/${encodeURIComponent(id)}`);
 
-  adminCommand(program, 'show', 'a delivery (d_…) or a task (t_…) in full: decision, attempts, operator actions')
-    .argument('<id>')
-    .action(
-      run(async (c, id: string) => {
-        const answer = await fetchOne(c, id);
-        return { answer, text: id.startsWith('d_') ? views.deliveryView(answer) : views.taskView(answer) };
-      }),
-    );
-
-  adminCommand(program, 'explain', 'why a delivery was decided as it was, or what a task waits for')
-    .argument('<id>')
-    .action(
-      run(async (c, id: string) => {
-        const answer = await fetchOne(c, id);
-        const explanation = id.startsWith('d_') ? answer.explanation : views.taskExplanation(answer);
-        return { answer: { id, explanation, nextDecision: answer.nextDecision ?? null }, text: explanation };
-      }),
-    );
+  // explain is show in fewer words: both print the same API answer under --json.
+  for (const [name, what, ofDelivery, ofTask] of [
+    ['show', 'a delivery (d_…) or a task (t_…) in full: decision, attempts, operator actions', views.deliveryView, views.taskView],
+    ['explain', 'why a delivery was decided as it was, or what a task waits for', (d: any) => d.explanation, views.taskExplanation],
+  ] as const) {
+    adminCommand(program, name, what)
+      .argument('<id>')
+      .action(
+        run(async (c, id: string) => {
+          const answer = await fetchOne(c, id);
+          return { answer, text: id.startsWith('d_') ? ofDelivery(answer) : ofTask(answer) };
+        }),
+      );
+  }
 
   for (const [kind, what] of [
     ['approve', 'let the first send of an awaiting_approval task go'],

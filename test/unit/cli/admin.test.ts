@@ -54,6 +54,35 @@ describe('oncehook tasks --attention', () => {
   });
 });
 
+describe('oncehook explain --json', () => {
+  it("prints the API's answer for the task or delivery, as show --json does", async () => {
+    const task = {
+      id: 't_9',
+      state: 'pending',
+      source: 'shop',
+      action: 'crm',
+      createdAt: '2024-01-01T00:00:00.000Z',
+      summary: 'pending — shop/crm for event 9, 0 sends',
+      nextDecision: null,
+      allowedActions: ['resolve', 'cancel'],
+      ledger: [],
+      operatorActions: [],
+      replays: [],
+    };
+    const delivery = { id: 'd_9', decision: 'accepted', explanation: 'accepted — event 9 was new', tasks: [] };
+    answers.set('/api/tasks/t_9', { status: 200, body: task });
+    answers.set('/api/deliveries/d_9', { status: 200, body: delivery });
+    const [ofTask, ofDelivery, shown] = await Promise.all([
+      oncehook('explain', 't_9', '--json'),
+      oncehook('explain', 'd_9', '--json'),
+      oncehook('show', 't_9', '--json'),
+    ]);
+    expect(JSON.parse(ofTask.stdout)).toEqual(task);
+    expect(JSON.parse(ofDelivery.stdout)).toEqual(delivery);
+    expect(ofTask.stdout).toBe(shown.stdout);
+  });
+});
+
 describe('oncehook resume', () => {
   it('encodes the origin itself, so an unknown one is not blamed on its encoding', async () => {
     const unknown = { error: { code: 'unknown_destination', message: 'no standing is recorded for https://crm.example; it is open (URL-encode the origin, e.g. https%3A%2F%2Fcrm.example)' } };
