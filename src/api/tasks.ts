@@ -25,11 +25,14 @@ import { explainTask } from './explain.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 
 const state = z.enum(Object.values(TASK_STATES) as [string, ...string[]]);
-/** `state=failed,needs_review` selects either. */
+/**
+ * `state=failed,needs_review` selects either. An empty entry is skipped, as the CLI skips it; a list with none
+ * left is refused rather than read as no filter.
+ */
 const states = z
   .string()
   .transform((text) => text.split(',').map((s) => s.trim()).filter(Boolean))
-  .pipe(z.array(state).min(1));
+  .pipe(z.array(state).min(1, 'names no state: give one or several, comma-separated'));
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
 const listQuery = z.strictObject({ ...filterFields, owner: z.string().min(1).optional(), eventId: z.string().min(1).optional(), ...pageQuery('text') });
 

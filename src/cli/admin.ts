@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
 import * as views from './views.ts';
@@ -48,21 +48,33 @@ const paging = (command: Command) =>
 const note = () => new Option('--note <text>', 'why: recorded with your token label').makeOptionMandatory();
 
 /**
- * `--attention` narrowed by `--state`: the listed states, each of which must wait for a person. A listed state
- * that does not would make the list empty for a reason the person did not ask for, so it is refused.
+ * A comma-separated `--state` as its entries. An empty one (`failed,`, as a shell history edit leaves) names
+ * nothing and is skipped; a list with no entry left is refused, where dropping it would widen a list, the
+ * attention queue or a bulk decision to every task.
  */
-function attentionStates(listed: string | undefined): string {
-  if (listed === undefined) return NEEDS_ATTENTION.join(',');
-  const states = listed
+function stateList(value: string): string[] {
+  const states = value
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const others = states.filter((s) => !NEEDS_ATTENTION.includes(s as never));
+  if (states.length === 0) throw new InvalidArgumentError('names no state: give one or several, comma-separated');
+  return states;
+}
+
+const stateOption = (description: string) => new Option('--state <states>', description).argParser(stateList);
+
+/**
+ * `--attention` narrowed by `--state`: the listed states, each of which must wait for a person. A listed state
+ * that does not would make the list empty for a reason the person did not ask for, so it is refused.
+ */
+function attentionStates(listed: string[] | undefined): string {
+  if (listed === undefined) return NEEDS_ATTENTION.join(',');
+  const others = listed.filter((s) => !NEEDS_ATTENTION.includes(s as never));
   if (others.length > 0) {
     const covered = NEEDS_ATTENTION.join(', ');
     throw new CliError(`--state ${others.join(',')}: not among the states --attention covers (${covered}); drop --attention, or that state`, EXIT.usage, 'usage');
   }
-  return states.join(',');
+  return listed.join(',');
 }
 
 export function addAdminCommands(program: Command): void {
@@ -81,14 +93,14 @@ export function addAdminCommands(program: Command): void {
 
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
-      .option('--state <states>', 'one state or several, comma-separated')
+      .addOption(stateOption('one state or several, comma-separated'))
       .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval (with --state: those of them listed)')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
   ).action(
     run(async (c, o: any) => {
-      const state = o.attention ? attentionStates(o.state) : o.state;
+      const state = o.attention ? attentionStates(o.state) : o.state?.join(',');
       const answer = await call(c, 'GET', `/api/tasks${query({ state, source: o.source, action: o.action, owner: o.owner, ...page(o) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
@@ -145,7 +157,7 @@ export function addAdminCommands(program: Command): void {
     adminCommand(program, kind, what)
       .argument('[task]')
       .addOption(note())
-      .option('--state <states>', 'bulk: one state or several, comma-separated')
+      .addOption(stateOption('bulk: one state or several, comma-separated'))
       .option('--source <id>', 'bulk: only this source')
       .option('--action <id>', 'bulk: only this action')
       .option('--dry-run', 'bulk: count the tasks it would change, and change nothing')
@@ -155,9 +167,8 @@ export function addAdminCommands(program: Command): void {
             const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
             return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
           }
-          const state = o.state?.split(',').map((s: string) => s.trim());
           const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
-            state,
+            state: o.state,
             source: o.source,
             action: o.action,
             note: o.note,

@@ -12,8 +12,10 @@ let url: string;
 const oncehook = (...args: string[]) => runCli(args, { ONCEHOOK_URL: url, ONCEHOOK_ADMIN_TOKEN: 'token' });
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    asked.push(`${request.method} ${request.url}`);
+  server = createServer(async (request, response) => {
+    let body = '';
+    for await (const chunk of request) body += chunk;
+    asked.push(`${request.method} ${request.url}${body ? ` ${body}` : ''}`);
     const answer = answers.get(request.url!.split('?')[0]!) ?? { status: 200, body: { items: [], nextCursor: null, hasMore: false } };
     response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
   });
@@ -51,6 +53,30 @@ describe('oncehook tasks --attention', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers/);
     expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
+  });
+});
+
+describe('a comma-separated --state', () => {
+  it('ignores an empty entry in every command that takes one, and refuses a list with nothing in it', async () => {
+    answers.set('/api/tasks/bulk/retry', { status: 200, body: { dryRun: true, kind: 'retry', count: 0 } });
+    const [listed, narrowed, bulk, ...empty] = await Promise.all([
+      oncehook('tasks', '--state', ',failed, ,needs_review,'),
+      oncehook('tasks', '--attention', '--state', 'failed,'),
+      oncehook('retry', '--state', 'failed,,', '--note', 'fixed', '--dry-run'),
+      oncehook('tasks', '--state', ','),
+      // Dropped, an empty list would widen the attention queue to every task.
+      oncehook('tasks', '--attention', '--state', ' , '),
+      oncehook('replay', '--state', '', '--note', 'again', '--dry-run'),
+    ]);
+    expect([listed.code, narrowed.code, bulk.code]).toEqual([0, 0, 0]);
+    expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
+    expect(asked).toContain('GET /api/tasks?state=failed');
+    expect(asked).toContain('POST /api/tasks/bulk/retry {"state":["failed"],"note":"fixed","dryRun":true}');
+    for (const refused of empty) {
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--state .* names no state: give one or several, comma-separated/);
+    }
+    expect(asked.filter((request) => request.includes('bulk/replay') || request === 'GET /api/tasks')).toEqual([]);
   });
 });
 
