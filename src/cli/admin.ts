@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
-import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
+import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import * as views from './views.ts';
 
 interface Common {
@@ -64,17 +64,15 @@ function stateList(value: string): string[] {
 const stateOption = (description: string) => new Option('--state <states>', description).argParser(stateList);
 
 /**
- * `--attention` narrowed by `--state`: the listed states, each of which must wait for a person. A listed state
- * that does not would make the list empty for a reason the person did not ask for, so it is refused.
+ * `--attention` narrowed by `--state`: each listed state must be one the queue holds. One it never holds would
+ * make the list empty for a reason the person did not ask for, so it is refused before asking (the API would too).
  */
-function attentionStates(listed: string[] | undefined): string {
-  if (listed === undefined) return NEEDS_ATTENTION.join(',');
-  const others = listed.filter((s) => !NEEDS_ATTENTION.includes(s as never));
+function checkAttentionStates(listed: string[] | undefined): void {
+  const others = (listed ?? []).filter((s) => !ATTENTION_STATES.includes(s as never));
   if (others.length > 0) {
-    const covered = NEEDS_ATTENTION.join(', ');
+    const covered = ATTENTION_STATES.join(', ');
     throw new CliError(`--state ${others.join(',')}: not among the states --attention covers (${covered}); drop --attention, or that state`, EXIT.usage, 'usage');
   }
-  return listed.join(',');
 }
 
 export function addAdminCommands(program: Command): void {
@@ -94,14 +92,15 @@ export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
       .addOption(stateOption('one state or several, comma-separated'))
-      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval (with --state: those of them listed)')
+      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed)')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
   ).action(
     run(async (c, o: any) => {
-      const state = o.attention ? attentionStates(o.state) : o.state?.join(',');
-      const answer = await call(c, 'GET', `/api/tasks${query({ state, source: o.source, action: o.action, owner: o.owner, ...page(o) })}`);
+      if (o.attention) checkAttentionStates(o.state);
+      const filter = { attention: o.attention ? 'true' : undefined, state: o.state?.join(','), source: o.source, action: o.action, owner: o.owner };
+      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page(o) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
   );

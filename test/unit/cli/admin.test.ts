@@ -42,16 +42,27 @@ describe('oncehook admin commands, when the API refuses', () => {
 });
 
 describe('oncehook tasks --attention', () => {
-  it('narrows to the listed states that wait for a person, and refuses one that does not', async () => {
+  it("asks for the API's attention queue, and says which paused destination holds a task", async () => {
+    const held = { id: 't_held', state: 'pending', source: 'shop', action: 'crm', attempts: 0, owner: null, createdAt: new Date().toISOString(), lastError: null, heldBy: 'https://crm.example' };
+    answers.set('/api/tasks', { status: 200, body: { items: [held], nextCursor: null, hasMore: false } });
+    const [listed, narrowed] = await Promise.all([oncehook('tasks', '--attention'), oncehook('tasks', '--attention', '--state', 'pending', '--json')]);
+    answers.delete('/api/tasks');
+    expect(asked).toContain('GET /api/tasks?attention=true');
+    expect(listed.stdout).toMatch(/^t_held\s+pending\s+shop\/crm\s+0\s+—\s+\d+s\s+held: https:\/\/crm\.example is paused$/m);
+    expect(narrowed.code).toBe(0);
+    expect(asked).toContain('GET /api/tasks?attention=true&state=pending');
+  });
+
+  it('narrows to the listed states the queue holds, and refuses one it never does', async () => {
     const [narrowed, refused] = await Promise.all([
       // A trailing comma, as a shell history edit leaves, names no state.
       oncehook('tasks', '--attention', '--state', 'failed,needs_review,', '--json'),
       oncehook('tasks', '--attention', '--state', 'failed,succeeded'),
     ]);
     expect(narrowed.code).toBe(0);
-    expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=failed%2Cneeds_review');
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers/);
+    expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers \(.*, pending\)/);
     expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
   });
 });
@@ -70,7 +81,7 @@ describe('a comma-separated --state', () => {
     ]);
     expect([listed.code, narrowed.code, bulk.code]).toEqual([0, 0, 0]);
     expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
-    expect(asked).toContain('GET /api/tasks?state=failed');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=failed');
     expect(asked).toContain('POST /api/tasks/bulk/retry {"state":["failed"],"note":"fixed","dryRun":true}');
     for (const refused of empty) {
       expect(refused.code).toBe(2);
