@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import { resumeDestination } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
+import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
 import { listDestinations, type DestinationRow } from '../store/queries/destinations.ts';
 import type { AdminEnv } from './auth.ts';
 import { note, readBody } from './input.ts';
@@ -37,6 +38,30 @@ export async function destinations(store: Store, config: Config): Promise<Destin
       actions: actions.get(origin) ?? [],
     };
   });
+}
+
+/** What says where a task goes, and whether it is still to be sent. */
+type TaskRoute = { state: string; source: string; action: string };
+
+/** The paused destinations by the routes (`source/action`) that send to them. */
+export async function pausedRoutes(store: Store, config: Config): Promise<Map<string, DestinationView>> {
+  const paused = (await destinations(store, config)).filter((d) => d.status === 'paused');
+  return new Map(paused.flatMap((d) => d.actions.map((route) => [route, d] as const)));
+}
+
+/** The paused destination holding a task that is still to be sent, or null. */
+export function heldBy(task: TaskRoute, paused: Map<string, DestinationView>): DestinationView | null {
+  if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
+  return paused.get(`${task.source}/${task.action}`) ?? null;
+}
+
+/** Where a task still to be sent would go, and how that destination stands; null once it is out of the queue. */
+export async function destinationOf(store: Store, config: Config, task: TaskRoute): Promise<DestinationView | null> {
+  if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
+  const url = config.sources[task.source]?.actions[task.action]?.url;
+  if (url === undefined) return null;
+  const origin = new URL(url).origin;
+  return (await destinations(store, config)).find((d) => d.origin === origin) ?? null;
 }
 
 /** `/api/destinations`: the downstream origins, and the way out of a pause after a 401 or 403. */

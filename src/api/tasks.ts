@@ -16,22 +16,41 @@ import {
 } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
 import { TASK_STATES } from '../store/decisions.ts';
-import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
+import { ATTENTION_STATES, OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
 import { listTasks } from '../store/queries/tasks.ts';
-import { taskView, type TaskView } from '../store/task-view.ts';
+import { taskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
-import { destinations, type DestinationView } from './destinations.ts';
+import { destinationOf, heldBy, pausedRoutes } from './destinations.ts';
 import { explainTask } from './explain.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 
 const state = z.enum(Object.values(TASK_STATES) as [string, ...string[]]);
-/** `state=failed,needs_review` selects either. */
+/**
+ * `state=failed,needs_review` selects either. An empty entry is skipped, as the CLI skips it; a list with none
+ * left is refused rather than read as no filter.
+ */
 const states = z
   .string()
   .transform((text) => text.split(',').map((s) => s.trim()).filter(Boolean))
-  .pipe(z.array(state).min(1));
+  .pipe(z.array(state).min(1, 'names no state: give one or several, comma-separated'));
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
-const listQuery = z.strictObject({ ...filterFields, owner: z.string().min(1).optional(), eventId: z.string().min(1).optional(), ...pageQuery('text') });
+const listQuery = z
+  .strictObject({
+    ...filterFields,
+    /** The attention queue, which `state` narrows. */
+    attention: z.stringbool().optional(),
+    owner: z.string().min(1).optional(),
+    eventId: z.string().min(1).optional(),
+    ...pageQuery('text'),
+  })
+  // A state the queue never holds would make the list empty for a reason the caller did not ask for.
+  .superRefine((query, ctx) => {
+    const others = query.attention ? (query.state ?? []).filter((s) => !ATTENTION_STATES.includes(s as never)) : [];
+    if (others.length > 0) {
+      const message = `${others.join(',')}: not among the states attention lists (${ATTENTION_STATES.join(', ')}); drop attention, or that state`;
+      ctx.addIssue({ code: 'custom', path: ['state'], message });
+    }
+  });
 
 const noteBody = z.strictObject({ note });
 const resolveBody = z.strictObject({ reference: z.string().trim().min(1, 'the reference of the effect is required').max(500), note });
@@ -77,15 +96,6 @@ const decide: Record<'approve' | 'retry' | 'cancel', (store: Store, taskId: stri
   cancel: (store, taskId, who) => cancelTask(store.db, { taskId, ...who }),
 };
 
-/** Where a task still to be sent would go, and how that destination stands; null once it is out of the queue. */
-async function destinationOf(store: Store, config: Config, task: TaskView): Promise<DestinationView | null> {
-  if (task.state !== TASK_STATES.pending && task.state !== TASK_STATES.outcomeUnknown) return null;
-  const url = config.sources[task.source]?.actions[task.action]?.url;
-  if (url === undefined) return null;
-  const origin = new URL(url).origin;
-  return (await destinations(store, config)).find((d) => d.origin === origin) ?? null;
-}
-
 /** `/api/tasks`: lists, one task with its ledger and the decision it waits for, and a person's decisions. */
 export function taskRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
@@ -97,12 +107,14 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
 
   app.get('/', async (c) => {
     const query = readQuery(c, listQuery);
+    const paused = await pausedRoutes(store, config);
+    const attention = query.attention ? { heldRoutes: [...paused.keys()] } : undefined;
     const page = await listTasks(
       store.db,
-      { states: query.state, source: query.source, action: query.action, owner: query.owner, eventId: query.eventId },
+      { states: query.state, attention, source: query.source, action: query.action, owner: query.owner, eventId: query.eventId },
       pageOf(query),
     );
-    return c.json(page);
+    return c.json({ ...page, items: page.items.map((task) => ({ ...task, heldBy: heldBy(task, paused)?.origin ?? null })) });
   });
 
   app.get('/:id', async (c) => c.json(await view(c.req.param('id'))));

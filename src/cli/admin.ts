@@ -1,6 +1,6 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
-import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
+import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import * as views from './views.ts';
 
 interface Common {
@@ -48,21 +48,31 @@ const paging = (command: Command) =>
 const note = () => new Option('--note <text>', 'why: recorded with your token label').makeOptionMandatory();
 
 /**
- * `--attention` narrowed by `--state`: the listed states, each of which must wait for a person. A listed state
- * that does not would make the list empty for a reason the person did not ask for, so it is refused.
+ * A comma-separated `--state` as its entries. An empty one (`failed,`, as a shell history edit leaves) names
+ * nothing and is skipped; a list with no entry left is refused, where dropping it would widen a list, the
+ * attention queue or a bulk decision to every task.
  */
-function attentionStates(listed: string | undefined): string {
-  if (listed === undefined) return NEEDS_ATTENTION.join(',');
-  const states = listed
+function stateList(value: string): string[] {
+  const states = value
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const others = states.filter((s) => !NEEDS_ATTENTION.includes(s as never));
+  if (states.length === 0) throw new InvalidArgumentError('names no state: give one or several, comma-separated');
+  return states;
+}
+
+const stateOption = (description: string) => new Option('--state <states>', description).argParser(stateList);
+
+/**
+ * `--attention` narrowed by `--state`: each listed state must be one the queue holds. One it never holds would
+ * make the list empty for a reason the person did not ask for, so it is refused before asking (the API would too).
+ */
+function checkAttentionStates(listed: string[] | undefined): void {
+  const others = (listed ?? []).filter((s) => !ATTENTION_STATES.includes(s as never));
   if (others.length > 0) {
-    const covered = NEEDS_ATTENTION.join(', ');
+    const covered = ATTENTION_STATES.join(', ');
     throw new CliError(`--state ${others.join(',')}: not among the states --attention covers (${covered}); drop --attention, or that state`, EXIT.usage, 'usage');
   }
-  return states.join(',');
 }
 
 export function addAdminCommands(program: Command): void {
@@ -81,15 +91,16 @@ export function addAdminCommands(program: Command): void {
 
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
-      .option('--state <states>', 'one state or several, comma-separated')
-      .option('--attention', 'needs_review, outcome_unknown, failed and awaiting_approval (with --state: those of them listed)')
+      .addOption(stateOption('one state or several, comma-separated'))
+      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed)')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
   ).action(
     run(async (c, o: any) => {
-      const state = o.attention ? attentionStates(o.state) : o.state;
-      const answer = await call(c, 'GET', `/api/tasks${query({ state, source: o.source, action: o.action, owner: o.owner, ...page(o) })}`);
+      if (o.attention) checkAttentionStates(o.state);
+      const filter = { attention: o.attention ? 'true' : undefined, state: o.state?.join(','), source: o.source, action: o.action, owner: o.owner };
+      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page(o) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
   );
@@ -97,24 +108,20 @@ export function addAdminCommands(program: Command): void {
   const fetchOne = (c: Connection, id: string) =>
     id.startsWith('d_') ? call(c, 'GET', `/api/deliveries/${encodeURIComponent(id)}`) : call(c, 'GET', `/api/tasks/${encodeURIComponent(id)}`);
 
-  adminCommand(program, 'show', 'a delivery (d_…) or a task (t_…) in full: decision, attempts, operator actions')
-    .argument('<id>')
-    .action(
-      run(async (c, id: string) => {
-        const answer = await fetchOne(c, id);
-        return { answer, text: id.startsWith('d_') ? views.deliveryView(answer) : views.taskView(answer) };
-      }),
-    );
-
-  adminCommand(program, 'explain', 'why a delivery was decided as it was, or what a task waits for')
-    .argument('<id>')
-    .action(
-      run(async (c, id: string) => {
-        const answer = await fetchOne(c, id);
-        const explanation = id.startsWith('d_') ? answer.explanation : views.taskExplanation(answer);
-        return { answer: { id, explanation, nextDecision: answer.nextDecision ?? null }, text: explanation };
-      }),
-    );
+  // explain is show in fewer words: both print the same API answer under --json.
+  for (const [name, what, ofDelivery, ofTask] of [
+    ['show', 'a delivery (d_…) or a task (t_…) in full: decision, attempts, operator actions', views.deliveryView, views.taskView],
+    ['explain', 'why a delivery was decided as it was, or what a task waits for', (d: any) => d.explanation, views.taskExplanation],
+  ] as const) {
+    adminCommand(program, name, what)
+      .argument('<id>')
+      .action(
+        run(async (c, id: string) => {
+          const answer = await fetchOne(c, id);
+          return { answer, text: id.startsWith('d_') ? ofDelivery(answer) : ofTask(answer) };
+        }),
+      );
+  }
 
   for (const [kind, what] of [
     ['approve', 'let the first send of an awaiting_approval task go'],
@@ -149,7 +156,7 @@ export function addAdminCommands(program: Command): void {
     adminCommand(program, kind, what)
       .argument('[task]')
       .addOption(note())
-      .option('--state <states>', 'bulk: one state or several, comma-separated')
+      .addOption(stateOption('bulk: one state or several, comma-separated'))
       .option('--source <id>', 'bulk: only this source')
       .option('--action <id>', 'bulk: only this action')
       .option('--dry-run', 'bulk: count the tasks it would change, and change nothing')
@@ -159,9 +166,8 @@ export function addAdminCommands(program: Command): void {
             const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
             return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
           }
-          const state = o.state?.split(',').map((s: string) => s.trim());
           const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
-            state,
+            state: o.state,
             source: o.source,
             action: o.action,
             note: o.note,

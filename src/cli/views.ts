@@ -8,8 +8,9 @@ export function deliveriesView(page: any): string {
 }
 
 export function tasksView(page: any): string {
-  const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), t.lastError ?? t.resultReference]);
-  return withNext(table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'LAST ERROR / REFERENCE'], rows, 50), page);
+  const why = (t: any) => (t.heldBy ? `held: ${t.heldBy} is paused` : (t.lastError ?? t.resultReference));
+  const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), why(t)]);
+  return withNext(table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'WHY / REFERENCE'], rows, 50), page);
 }
 
 function withNext(text: string, page: any): string {

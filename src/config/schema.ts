@@ -90,7 +90,9 @@ export const sourceSchema = z
   .strictObject({
     adapter: z.enum(ADAPTER_NAMES),
     secrets: z.array(secret).min(1).describe('every secret is tried, so one can be rotated'),
-    actions: z.record(actionId, actionSchema),
+    actions: z
+      .record(actionId, actionSchema)
+      .superRefine(checkSteps, { when: (payload) => typeof payload.value === 'object' && payload.value !== null }),
     taskKey: z
       .string()
       .min(1)
@@ -129,12 +131,6 @@ export const sourceSchema = z
         }
       });
     }
-    for (const id of Object.keys(source.actions)) {
-      const cycle = stepCycle(source.actions, id);
-      if (cycle && cycle.length > 1 && cycle[0] === id) {
-        ctx.addIssue({ code: 'custom', path: ['actions', id, 'after'], message: `steps that wait for each other never start: ${[...cycle, id].join(' → ')}` });
-      }
-    }
     for (const [id, action] of Object.entries(source.actions)) {
       const signing = action.signingSecret;
       if (signing !== undefined && wellFormed(signing) && !decodes(() => new Webhook(signing))) {
@@ -144,24 +140,39 @@ export const sourceSchema = z
           message: 'not a Standard Webhooks secret: "whsec_" and base64',
         });
       }
-      if (action.after === undefined) continue;
-      if (action.after === id) {
-        ctx.addIssue({ code: 'custom', path: ['actions', id, 'after'], message: 'an action cannot wait for itself' });
-      } else if (!(action.after in source.actions)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['actions', id, 'after'],
-          message: `no sibling action "${action.after}" in this source`,
-        });
-      }
     }
   });
 export type SourceConfig = z.output<typeof sourceSchema>;
 
+/**
+ * The `after` links of a source's actions: each names a sibling, and none comes back round. Run on the record
+ * whatever else is wrong in it or in its source (`when`), so these are listed beside a misspelt adapter or a bad
+ * URL, not only once those are fixed; an action or an `after` that is itself malformed is left to its own problem.
+ */
+function checkSteps(actions: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const afters = new Map<string, string | undefined>();
+  for (const [id, action] of Object.entries(actions)) {
+    const after = typeof action === 'object' && action !== null ? (action as { after?: unknown }).after : undefined;
+    afters.set(id, typeof after === 'string' && actionId.safeParse(after).success ? after : undefined);
+  }
+  for (const [id, after] of afters) {
+    if (after === undefined) continue;
+    const path = [id, 'after'];
+    const cycle = stepCycle(afters, id);
+    if (after === id) {
+      ctx.addIssue({ code: 'custom', path, message: 'an action cannot wait for itself' });
+    } else if (!afters.has(after)) {
+      ctx.addIssue({ code: 'custom', path, message: `no sibling action "${after}" in this source` });
+    } else if (cycle && cycle[0] === id) {
+      ctx.addIssue({ code: 'custom', path, message: `steps that wait for each other never start: ${[...cycle, id].join(' → ')}` });
+    }
+  }
+}
+
 /** The chain of `after` from `start` when it comes back to an action already on it, or null. */
-function stepCycle(actions: Record<string, { after?: string | undefined }>, start: string): string[] | null {
+function stepCycle(afters: Map<string, string | undefined>, start: string): string[] | null {
   const chain: string[] = [];
-  for (let id: string | undefined = start; id !== undefined && id in actions; id = actions[id]!.after) {
+  for (let id: string | undefined = start; id !== undefined && afters.has(id); id = afters.get(id)) {
     if (chain.includes(id)) return chain.slice(chain.indexOf(id));
     chain.push(id);
   }

@@ -32,6 +32,12 @@ export type TaskDecision = (typeof TASK_DECISIONS)[number];
 /** The states in which a task waits for a person, in the order the attention queue shows them. */
 export const NEEDS_ATTENTION: readonly TaskState[] = [S.needsReview, S.outcomeUnknown, S.failed, S.awaitingApproval];
 
+/** The states in which a task waits to be sent: a paused destination holds it there until a person resumes it. */
+export const AWAITING_DESTINATION: readonly TaskState[] = [S.pending, S.outcomeUnknown];
+
+/** The states the attention queue lists: those above, and a task still to be sent that a paused destination holds. */
+export const ATTENTION_STATES: readonly TaskState[] = [...new Set([...NEEDS_ATTENTION, ...AWAITING_DESTINATION])];
+
 export const allowedFrom = (kind: OperatorKind, state: string): boolean =>
   (OPERATOR_RULES[kind].from as readonly string[]).includes(state);
 

@@ -1,8 +1,10 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
+import { heldBy, pausedRoutes } from '../api/destinations.ts';
 import { pageOf, pageQuery, readQuery } from '../api/input.ts';
-import { NEEDS_ATTENTION } from '../store/operator-rules.ts';
+import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
+import { attentionSql } from '../store/queries/task-filter.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import { InlineDecisions } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -10,16 +12,35 @@ import { Badge, duration, Id, Time } from './format.tsx';
 import { page } from './layout.tsx';
 
 const paging = pageQuery('text');
-const query = z.strictObject({ state: z.enum(NEEDS_ATTENTION as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
+const query = z.strictObject({ state: z.enum(ATTENTION_STATES as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
+
+/** A tab's name: the queue holds a pending task only while a paused destination does. */
+const tabName = (state: string) => (state === 'pending' ? 'pending (held)' : state.replaceAll('_', ' '));
+
+/** Why a task waits: the paused destination holding it, else its last error. */
+function Why({ held, lastError }: { held: string | null; lastError: string | null }) {
+  if (held) {
+    return (
+      <div class="err">
+        held: {held} is paused; <a href="/ui/destinations">resume it</a> once its cause is fixed
+      </div>
+    );
+  }
+  return lastError ? <div class="err">{lastError}</div> : null;
+}
 
 /** The tasks waiting for a person, oldest first, with what they can decide right in the row. */
 export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
   const q = readQuery(c, query);
-  const states = q.state ? [q.state] : NEEDS_ATTENTION;
-  const [list, counts] = await Promise.all([listTasks(deps.store.db, { states }, pageOf(q)), taskStates(deps.store.db, NEEDS_ATTENTION)]);
+  const paused = await pausedRoutes(deps.store, deps.config);
+  const attention = { heldRoutes: [...paused.keys()] };
+  const [list, counts] = await Promise.all([
+    listTasks(deps.store.db, { states: q.state ? [q.state] : undefined, attention }, pageOf(q)),
+    taskStates(deps.store.db, attentionSql(attention.heldRoutes)),
+  ]);
   const count = (state: string) => counts.find((s) => s.state === state)?.count ?? 0;
   const oldest = (state: string) => counts.find((s) => s.state === state)?.oldestAgeSeconds ?? null;
-  const total = NEEDS_ATTENTION.reduce((n, s) => n + count(s), 0);
+  const total = ATTENTION_STATES.reduce((n, s) => n + count(s), 0);
   const back = new URL(c.req.url).pathname + new URL(c.req.url).search;
   const here = (state?: string) => `/ui/attention${state ? `?state=${state}` : ''}`;
 
@@ -27,16 +48,16 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
     <>
       <h1>Needs attention</h1>
       <p class="lede">
-        Tasks oncehook will not settle on its own. Find out what happened downstream, then decide: every decision needs a note and is
-        recorded under your name.
+        Tasks oncehook will not settle on its own, and tasks a paused destination holds until someone resumes it. Find out what
+        happened downstream, then decide: every decision needs a note and is recorded under your name.
       </p>
       <div class="tabs">
         <a href={here()} class={q.state ? undefined : 'here'}>
           all<span class="n">{total}</span>
         </a>
-        {NEEDS_ATTENTION.map((state) => (
+        {ATTENTION_STATES.map((state) => (
           <a href={here(state)} class={q.state === state ? 'here' : undefined} title={count(state) ? `oldest ${duration(oldest(state))}` : undefined}>
-            {state.replaceAll('_', ' ')}
+            {tabName(state)}
             <span class="n">{count(state)}</span>
           </a>
         ))}
@@ -71,7 +92,7 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                     <div class="nowrap">
                       {task.source}/<strong>{task.action}</strong>
                     </div>
-                    {task.lastError ? <div class="err">{task.lastError}</div> : null}
+                    <Why held={heldBy(task, paused)?.origin ?? null} lastError={task.lastError} />
                   </td>
                   <td>
                     <Id value={task.eventId} max={16} />

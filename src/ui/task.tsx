@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { destinationOf } from '../api/destinations.ts';
 import { explainTask } from '../api/explain.ts';
 import { HttpError } from '../errors.ts';
 import { taskBodySize } from '../store/queries/task-body.ts';
@@ -27,7 +28,7 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
   const id = c.req.param('id') ?? '';
   const [task, size] = await Promise.all([taskView(deps.store.db, id), taskBodySize(deps.store.db, id)]);
   if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-  const { summary, nextDecision } = explainTask(task);
+  const { summary, nextDecision } = explainTask(task, await destinationOf(deps.store, deps.config, task));
 
   const body = (
     <>

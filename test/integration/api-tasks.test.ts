@@ -86,6 +86,10 @@ describe('GET /api/tasks', () => {
     const badState = await api('/api/tasks?state=done');
     expect(badState.status).toBe(400);
     expect(badState.json.error.message).toMatch(/^state/);
+    expect((await api('/api/tasks?state=failed,')).status).toBe(200);
+    const noState = await api('/api/tasks?state=,');
+    expect(noState.status).toBe(400);
+    expect(noState.json.error.message).toBe('state: names no state: give one or several, comma-separated');
     expect((await api('/api/tasks?limit=0')).json.error.message).toMatch(/^limit/);
     expect((await api('/api/tasks?stat=failed')).json.error.message).toMatch(/stat/);
     const cursor = await api('/api/tasks?cursor=garbage');

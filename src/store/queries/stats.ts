@@ -1,11 +1,11 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Store } from '../connect.ts';
 import { DECISIONS, TASK_STATES } from '../decisions.ts';
 import { NEEDS_ATTENTION } from '../operator-rules.ts';
 import { rowsOf } from '../rows.ts';
 import { attemptClasses } from './attempt-classes.ts';
 import { deliveryTally } from './delivery-tally.ts';
-import { inList } from './task-filter.ts';
+import { attentionSql } from './task-filter.ts';
 import { taskTally } from './task-tally.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */
@@ -36,15 +36,15 @@ export interface Stats {
 }
 
 /**
- * Tasks by state with the age of the oldest: one index-only pass over tasks_state_idx, over the states
- * named (a range of the index each) or over all tasks.
+ * Tasks by state with the age of the oldest, over all tasks (one index-only pass over tasks_state_idx) or over
+ * those `where` selects.
  */
-export async function taskStates(db: Db, among?: readonly string[]): Promise<StateCount[]> {
+export async function taskStates(db: Db, where?: SQL): Promise<StateCount[]> {
   const rows = await rowsOf<StateCount>(
     db,
     sql`select state, count(*)::int as count,
           extract(epoch from now() - min(created_at))::float8 as "oldestAgeSeconds"
-        from tasks ${among ? sql`where state in ${inList(among)}` : sql``} group by state order by state`,
+        from tasks ${where ? sql`where ${where}` : sql``} group by state order by state`,
   );
   return rows;
 }
@@ -89,8 +89,8 @@ export function statsReader(store: Store, tasks: () => Promise<StateCount[]> = t
   };
 }
 
-/** Counts of tasks waiting for a person, for the navigation badge: cheap enough for every page. */
-export async function attentionCount(db: Db): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where state in ${inList(NEEDS_ATTENTION)}`);
+/** The attention queue's length (attentionSql), for the navigation badge: cheap enough for every page. */
+export async function attentionCount(db: Db, heldRoutes: readonly string[]): Promise<number> {
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where ${attentionSql(heldRoutes)}`);
   return row?.n ?? 0;
 }

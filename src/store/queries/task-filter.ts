@@ -1,9 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { AWAITING_DESTINATION, NEEDS_ATTENTION } from '../operator-rules.ts';
 
 /** What lists and bulk decisions select tasks by; every field narrows, none given selects all. */
 export interface TaskFilter {
-  /** One state or several (the attention queue asks for four). */
+  /** One state or several. */
   states?: readonly string[] | undefined;
+  /** The attention queue (see attentionSql); `states` narrows it. */
+  attention?: { heldRoutes: readonly string[] } | undefined;
   source?: string | undefined;
   action?: string | undefined;
   owner?: string | undefined;
@@ -14,6 +17,7 @@ export interface TaskFilter {
 export function taskFilterSql(filter: TaskFilter): SQL {
   const parts: SQL[] = [sql`true`];
   if (filter.states && filter.states.length > 0) parts.push(sql`tasks.state in ${inList(filter.states)}`);
+  if (filter.attention) parts.push(attentionSql(filter.attention.heldRoutes));
   if (filter.source !== undefined) parts.push(sql`tasks.source = ${filter.source}`);
   if (filter.action !== undefined) parts.push(sql`tasks.action = ${filter.action}`);
   if (filter.owner !== undefined) parts.push(sql`tasks.owner = ${filter.owner}`);
@@ -27,3 +31,15 @@ export function taskFilterSql(filter: TaskFilter): SQL {
 
 /** `('a', 'b')` for `in`: drizzle binds arrays as one parameter, which an `in` cannot take. */
 export const inList = (values: readonly string[]): SQL => sql`(${sql.join(values.map((v) => sql`${v}`), sql`, `)})`;
+
+/**
+ * The tasks waiting for a person: in a state only a person ends, or still to be sent on a route (`source/action`)
+ * whose destination is paused. The routes are a filter on the row, as in the claim (migration 0008), so the
+ * planner reads the states' indexes and the due index and sorts the few rows they give; as a row comparison
+ * `(source, action) in (…)` it judged most tasks to match and walked every task in page order.
+ */
+export function attentionSql(heldRoutes: readonly string[]): SQL {
+  const waiting = sql`tasks.state in ${inList(NEEDS_ATTENTION)}`;
+  if (heldRoutes.length === 0) return waiting;
+  return sql`(${waiting} or (tasks.state in ${inList(AWAITING_DESTINATION)} and tasks.source || '/' || tasks.action in ${inList(heldRoutes)}))`;
+}

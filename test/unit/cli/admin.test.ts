@@ -12,8 +12,10 @@ let url: string;
 const oncehook = (...args: string[]) => runCli(args, { ONCEHOOK_URL: url, ONCEHOOK_ADMIN_TOKEN: 'token' });
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    asked.push(`${request.method} ${request.url}`);
+  server = createServer(async (request, response) => {
+    let body = '';
+    for await (const chunk of request) body += chunk;
+    asked.push(`${request.method} ${request.url}${body ? ` ${body}` : ''}`);
     const answer = answers.get(request.url!.split('?')[0]!) ?? { status: 200, body: { items: [], nextCursor: null, hasMore: false } };
     response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
   });
@@ -40,17 +42,81 @@ describe('oncehook admin commands, when the API refuses', () => {
 });
 
 describe('oncehook tasks --attention', () => {
-  it('narrows to the listed states that wait for a person, and refuses one that does not', async () => {
+  it("asks for the API's attention queue, and says which paused destination holds a task", async () => {
+    const held = { id: 't_held', state: 'pending', source: 'shop', action: 'crm', attempts: 0, owner: null, createdAt: new Date().toISOString(), lastError: null, heldBy: 'https://crm.example' };
+    answers.set('/api/tasks', { status: 200, body: { items: [held], nextCursor: null, hasMore: false } });
+    const [listed, narrowed] = await Promise.all([oncehook('tasks', '--attention'), oncehook('tasks', '--attention', '--state', 'pending', '--json')]);
+    answers.delete('/api/tasks');
+    expect(asked).toContain('GET /api/tasks?attention=true');
+    expect(listed.stdout).toMatch(/^t_held\s+pending\s+shop\/crm\s+0\s+—\s+\d+s\s+held: https:\/\/crm\.example is paused$/m);
+    expect(narrowed.code).toBe(0);
+    expect(asked).toContain('GET /api/tasks?attention=true&state=pending');
+  });
+
+  it('narrows to the listed states the queue holds, and refuses one it never does', async () => {
     const [narrowed, refused] = await Promise.all([
       // A trailing comma, as a shell history edit leaves, names no state.
       oncehook('tasks', '--attention', '--state', 'failed,needs_review,', '--json'),
       oncehook('tasks', '--attention', '--state', 'failed,succeeded'),
     ]);
     expect(narrowed.code).toBe(0);
-    expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=failed%2Cneeds_review');
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers/);
+    expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers \(.*, pending\)/);
     expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
+  });
+});
+
+describe('a comma-separated --state', () => {
+  it('ignores an empty entry in every command that takes one, and refuses a list with nothing in it', async () => {
+    answers.set('/api/tasks/bulk/retry', { status: 200, body: { dryRun: true, kind: 'retry', count: 0 } });
+    const [listed, narrowed, bulk, ...empty] = await Promise.all([
+      oncehook('tasks', '--state', ',failed, ,needs_review,'),
+      oncehook('tasks', '--attention', '--state', 'failed,'),
+      oncehook('retry', '--state', 'failed,,', '--note', 'fixed', '--dry-run'),
+      oncehook('tasks', '--state', ','),
+      // Dropped, an empty list would widen the attention queue to every task.
+      oncehook('tasks', '--attention', '--state', ' , '),
+      oncehook('replay', '--state', '', '--note', 'again', '--dry-run'),
+    ]);
+    expect([listed.code, narrowed.code, bulk.code]).toEqual([0, 0, 0]);
+    expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=failed');
+    expect(asked).toContain('POST /api/tasks/bulk/retry {"state":["failed"],"note":"fixed","dryRun":true}');
+    for (const refused of empty) {
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/--state .* names no state: give one or several, comma-separated/);
+    }
+    expect(asked.filter((request) => request.includes('bulk/replay') || request === 'GET /api/tasks')).toEqual([]);
+  });
+});
+
+describe('oncehook explain --json', () => {
+  it("prints the API's answer for the task or delivery, as show --json does", async () => {
+    const task = {
+      id: 't_9',
+      state: 'pending',
+      source: 'shop',
+      action: 'crm',
+      createdAt: '2024-01-01T00:00:00.000Z',
+      summary: 'pending — shop/crm for event 9, 0 sends',
+      nextDecision: null,
+      allowedActions: ['resolve', 'cancel'],
+      ledger: [],
+      operatorActions: [],
+      replays: [],
+    };
+    const delivery = { id: 'd_9', decision: 'accepted', explanation: 'accepted — event 9 was new', tasks: [] };
+    answers.set('/api/tasks/t_9', { status: 200, body: task });
+    answers.set('/api/deliveries/d_9', { status: 200, body: delivery });
+    const [ofTask, ofDelivery, shown] = await Promise.all([
+      oncehook('explain', 't_9', '--json'),
+      oncehook('explain', 'd_9', '--json'),
+      oncehook('show', 't_9', '--json'),
+    ]);
+    expect(JSON.parse(ofTask.stdout)).toEqual(task);
+    expect(JSON.parse(ofDelivery.stdout)).toEqual(delivery);
+    expect(ofTask.stdout).toBe(shown.stdout);
   });
 });
 

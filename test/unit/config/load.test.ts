@@ -162,9 +162,29 @@ describe('config', () => {
       c: { url: 'https://c.example', after: 'a' },
     };
     expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
       'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
       'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
+      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
+    ]);
+  });
+
+  it('lists a step that never starts beside the source\'s other problems, not only once they are fixed', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.adapter = 'shopfy';
+    config.sources.shop.actions = {
+      a: { url: 'not a url', after: 'b' },
+      b: { url: 'https://b.example', after: 'a' },
+      c: { url: 'https://c.example', after: 'nothing', timeoutMs: -1 },
+      d: 'https://d.example',
+    };
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      expect.stringMatching(/^sources\.shop\.adapter: /),
+      expect.stringMatching(/^sources\.shop\.actions\.a\.url: /),
+      expect.stringMatching(/^sources\.shop\.actions\.c\.timeoutMs: /),
+      expect.stringMatching(/^sources\.shop\.actions\.d: /),
+      'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
+      'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
+      'sources.shop.actions.c.after: no sibling action "nothing" in this source',
     ]);
   });
 
