@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
-import { advancePurge, purgeExpiredBodies, purgeWaiting, startOfPurge, type PurgeProgress } from '../store/retention.ts';
+import { purgeExpiredBodies, type PurgeCursor } from '../store/retention.ts';
 import { nextTurn } from '../store/slices.ts';
 import { periodic } from './periodic.ts';
 
@@ -14,29 +14,37 @@ export interface PurgerOptions {
 
 /**
  * Purges expired bodies for every source, batch by batch, yielding between batches so the purge never holds
- * the database for long; a round ends when a batch comes back short. Each source's progress is remembered,
- * so a round reads what expired since the last one (and the tasks it passed unfinished), not the history.
+ * the database for long; a source's turn ends when a batch comes back short. Each batch reads on from where
+ * the last one ended in `tasks_purge_idx`, which holds only what may be purged, so a round costs what it
+ * purges. A source whose purge fails is logged and the round goes on with the next one.
  */
 export function startPurger(config: Config, store: Store, logger: Logger, options: PurgerOptions = {}) {
   const intervalMs = options.intervalMs ?? 10 * 60_000;
   const batchSize = options.batchSize ?? 500;
   let stopped = false;
-  const progress = new Map<string, PurgeProgress>();
+
+  async function purgeSource(source: string, retentionMs: number): Promise<number> {
+    let total = 0;
+    let after: PurgeCursor | null = null;
+    while (!stopped) {
+      const batch = await purgeExpiredBodies(store.db, source, retentionMs, batchSize, after);
+      total += batch.purged;
+      if (batch.last === null || batch.purged < batchSize) break;
+      after = batch.last;
+      await nextTurn();
+    }
+    return total;
+  }
 
   async function round(): Promise<number> {
     let total = 0;
     for (const [source, { retention }] of Object.entries(config.sources)) {
-      const before = progress.get(source) ?? startOfPurge();
-      const waiting = await purgeWaiting(store.db, before.waiting, retention);
-      total += waiting.purged;
-      for (;;) {
-        if (stopped) return total;
-        const purged = await purgeExpiredBodies(store.db, source, retention, batchSize, before.from);
-        total += purged;
-        if (purged < batchSize) break;
-        await nextTurn();
+      if (stopped) break;
+      try {
+        total += await purgeSource(source, retention);
+      } catch (error) {
+        logger.warn({ err: error, source }, 'purging a source\'s expired bodies failed; the other sources go on');
       }
-      progress.set(source, await advancePurge(store.db, source, retention, { from: before.from, waiting: waiting.waiting }));
     }
     if (total > 0) logger.info({ purged: total }, 'expired bodies purged; their dedup keys remain');
     return total;

@@ -128,6 +128,11 @@ export const tasks = pgTable(
     index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
     index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
     index('tasks_state_idx').on(t.state, t.createdAt),
+    // What retention may purge, in the order it expires: a finished task enters when it finishes and leaves
+    // when its body goes, so a purge reads what it purges and never the tombstones behind it.
+    index('tasks_purge_idx')
+      .on(t.source, t.updatedAt, t.id)
+      .where(sql`body is not null and state in ('succeeded', 'failed', 'cancelled')`),
   ],
 );
 

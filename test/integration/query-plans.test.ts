@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
+import { purgeBatchSql } from '../../src/store/retention.ts';
 import { attentionSql } from '../../src/store/queries/task-filter.ts';
 import { listTasksSql } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
@@ -68,6 +69,18 @@ describe('query plans', () => {
         expect(plan).not.toContain('tasks_pkey');
         expect(plan).not.toContain('Seq Scan');
       }
+    }
+  });
+
+  // A batch reads the rows it purges, in order, from the index that holds only those: never the tombstones
+  // behind it nor the unfinished, and never a sort of the whole window (a round cost the square of its size).
+  it('a purge batch walks tasks_purge_idx in order, from the start or from where the last batch ended', async () => {
+    for (const after of [null, { at: '2026-01-01 00:00:00.123456+00', id: 't_x' }]) {
+      const plan = await planOf(purgeBatchSql('shop', 86_400_000, 500, after));
+      const choosing = plan.slice(plan.indexOf('CTE expired'), plan.indexOf('CTE purged'));
+      expect(choosing).toContain('Index Scan using tasks_purge_idx');
+      expect(choosing).not.toContain('Sort');
+      expect(plan).not.toContain('Seq Scan');
     }
   });
 

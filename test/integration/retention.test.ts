@@ -24,13 +24,20 @@ async function bodyKept(eventId: string): Promise<boolean> {
 }
 
 describe('retention', () => {
-  it('purges the bodies of finished tasks past retention in batches; dedup keys stay as tombstones', async () => {
+  it('purges the bodies of tasks finished longer ago than retention, in batches; dedup keys stay as tombstones', async () => {
     for (let i = 0; i < 5; i++) await post(gateway.url, 'shop', shopifyDelivery({ eventId: `old-${i}`, webhookId: `w-old-${i}` }));
     await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'old-unfinished' }));
     await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'recent' }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'failed-lately' }));
+    // Received 31 days ago; 'recent' finished 29 days ago, and 'failed-lately' failed an hour ago after a month
+    // waiting for a person: a retry still needs its bytes.
     await gateway.store.db.execute(sql`
-      update tasks set state = case when event_id = 'old-unfinished' then 'needs_review' else 'succeeded' end,
-        created_at = case when event_id = 'recent' then now() - interval '29 days' else now() - interval '31 days' end`);
+      update tasks set
+        state = case event_id when 'old-unfinished' then 'needs_review' when 'failed-lately' then 'failed' else 'succeeded' end,
+        created_at = now() - interval '31 days',
+        updated_at = case event_id when 'recent' then now() - interval '29 days' when 'failed-lately' then now() - interval '1 hour'
+          else now() - interval '31 days' end`);
+    const [before] = await rows<{ updated: string }>(sql`select updated_at::text as updated from tasks where event_id = 'old-0'`);
 
     const purger = startPurger(parseConfig(JSON.stringify(configJson), 'test').config, gateway.store, createLogger('silent'), {
       batchSize: 2,
@@ -42,8 +49,13 @@ describe('retention', () => {
     for (let i = 0; i < 5; i++) expect(await bodyKept(`old-${i}`)).toBe(false);
     expect(await bodyKept('old-unfinished')).toBe(true);
     expect(await bodyKept('recent')).toBe(true);
-    const [hash] = await rows<{ body_sha256: string }>(sql`select body_sha256 from tasks where event_id = 'old-0'`);
-    expect(hash!.body_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(await bodyKept('failed-lately')).toBe(true);
+    const [after] = await rows<{ updated: string; body_sha256: string }>(
+      sql`select updated_at::text as updated, body_sha256 from tasks where event_id = 'old-0'`,
+    );
+    // The task did not change: its last change stays the time it finished.
+    expect(after!.updated).toBe(before!.updated);
+    expect(after!.body_sha256).toMatch(/^[0-9a-f]{64}$/);
 
     const lateRetry = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'old-0', webhookId: 'w-old-0' }));
     expect(lateRetry.json.decision).toBe('duplicate_delivery');

@@ -213,6 +213,19 @@ describe('config', () => {
     expect(problems({ sources: {} })).toEqual(['sources: no source is configured: every delivery would be answered 404']);
   });
 
+  it('refuses a duration past 100 years, where the database\'s timestamps run out', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.retention = '3650000d';
+    config.sources.shop.actions.crm.keyRetention = '99999999999999999999d';
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      'sources.shop.actions.crm.keyRetention: at most 100 years ("36500d")',
+      'sources.shop.retention: at most 100 years ("36500d")',
+    ]);
+    config.sources.shop.retention = '36500d';
+    config.sources.shop.actions.crm.keyRetention = '876000h';
+    expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
