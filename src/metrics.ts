@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './store/connect.ts';
+import { TASK_STATES } from './store/decisions.ts';
 import { isUnresolved, needsAttention, summarize, type StateCount } from './store/queries/stats.ts';
 import { taskTally } from './store/queries/task-tally.ts';
 
@@ -68,8 +69,8 @@ export type Metrics = ReturnType<typeof createMetrics>;
 /**
  * Figures read from the database on each scrape, so every instance reports the same truth whoever did the
  * work. One task tally serves all of them, in time that follows the tasks in flight rather than all tasks
- * ever; a scrape while the database is down reports nothing for them rather than stale numbers (absence is
- * what alerts on `absent()` look for).
+ * ever; a scrape while the database is down reports nothing for them rather than stale numbers or zeros
+ * (absence is what alerts on `absent()` look for).
  */
 export function observeStore(metrics: Metrics, store: Store, tally: () => Promise<StateCount[]> = taskTally(store)): void {
   let scrape: { at: number; states: Promise<StateCount[] | null> } | null = null;
@@ -86,12 +87,21 @@ export function observeStore(metrics: Metrics, store: Store, tally: () => Promis
       labelNames,
       registers: [metrics.registry],
       async collect() {
-        this.reset();
         const all = await states();
+        this.reset();
         if (all) read(all, (value, labels) => (labels ? this.set(labels, value) : this.set(value)));
+        // reset() leaves an unlabeled gauge at 0, which would read as "none" and resolve alerts; removing its
+        // one (empty) label set leaves the series out.
+        else this.remove({});
       },
     });
-  gauge('oncehook_tasks', 'Tasks by state, now', (all, set) => all.forEach((s) => set(s.count, { state: s.state })), ['state']);
+  // Every state, 0 where none, so that a state's absence means the database did not answer.
+  gauge(
+    'oncehook_tasks',
+    'Tasks by state, now',
+    (all, set) => Object.values(TASK_STATES).forEach((state) => set(all.find((s) => s.state === state)?.count ?? 0, { state })),
+    ['state'],
+  );
   gauge('oncehook_confirmed_effects', 'Tasks whose effect is confirmed (by a 2xx, a lookup or a person)', (all, set) =>
     set(all.find((s) => s.state === 'succeeded')?.count ?? 0),
   );

@@ -63,7 +63,10 @@ export function explainTask(task: TaskView, destination: DestinationView | null 
     [TASK_STATES.awaitingApproval]: `Approve the first send of the stored bytes (sha256 ${task.bodySha256.slice(0, 12)}…), or cancel it.${by}`,
     [TASK_STATES.needsReview]: `Find out whether ${task.action} already made the effect. If it did, resolve with its reference; if it did not, retry; if it must not happen, cancel.${by}`,
     [TASK_STATES.outcomeUnknown]: `oncehook is reconciling it (next look ${time(task.nextAttemptAt)}); if you already know the answer, resolve, retry or cancel.${by}`,
-    [TASK_STATES.failed]: `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
+    // Retention purges only finished tasks, so of the states that wait for a person only failed can lose its body.
+    [TASK_STATES.failed]: task.bodyPurged
+      ? `It was not done${why}. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel.${by}`
+      : `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
   };
   const paused = destination?.status === 'paused' ? destination : null;
   const held = paused
@@ -75,8 +78,8 @@ export function explainTask(task: TaskView, destination: DestinationView | null 
     ? `Nothing is sent to ${paused.origin} while it is paused (since ${paused.pausedAt ? time(paused.pausedAt) : 'a refusal'}: ${paused.pausedReason ?? 'refused'}). Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task goes then.`
     : null;
   return {
-    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}`,
+    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}${task.bodyPurged ? '; body purged by retention' : ''}`,
     nextDecision: resume ?? next[task.state] ?? null,
-    allowedActions: decisionsFor(task.state),
+    allowedActions: decisionsFor(task.state, task.bodyPurged),
   };
 }

@@ -7,6 +7,7 @@ import {
   assignTask,
   bulkDecide,
   cancelTask,
+  countBodyPurged,
   countBulk,
   replayTask,
   resolveTask,
@@ -128,9 +129,12 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
       source: body.source,
       action: body.action,
     };
-    if (body.dryRun) return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter) });
+    const skipped = () => countBodyPurged(store.db, kind, filter);
+    if (body.dryRun) {
+      return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), skippedBodyPurged: await skipped() });
+    }
     const ids = await bulkDecide(store.db, kind, filter, { actor: c.get('actor'), note: body.note });
-    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids });
+    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, skippedBodyPurged: await skipped() });
   });
 
   for (const kind of ['approve', 'retry', 'cancel'] as const) {

@@ -173,12 +173,7 @@ export function addAdminCommands(program: Command): void {
             note: o.note,
             dryRun: Boolean(o.dryRun),
           });
-          return {
-            answer,
-            text: answer.dryRun
-              ? `${kind} would change ${answer.count} task${answer.count === 1 ? '' : 's'}; run again without --dry-run to do it`
-              : `${kind}: ${answer.count} task${answer.count === 1 ? '' : 's'} changed${answer.count > 0 ? `\n${answer.tasks.join('\n')}` : ''}`,
-          };
+          return { answer, text: views.bulkView(answer) };
         }),
       );
   }

@@ -7,8 +7,13 @@ export function deliveriesView(page: any): string {
   return withNext(table(['ID', 'AGE', 'SOURCE', 'DECISION', 'EVENT', 'DELIVERY ID'], rows, 40), page);
 }
 
+/** Said of a task whose stored body retention purged: it can no longer be sent. */
+const PURGED = 'body purged by retention';
+
 export function tasksView(page: any): string {
-  const why = (t: any) => (t.heldBy ? `held: ${t.heldBy} is paused` : (t.lastError ?? t.resultReference));
+  const reason = (t: any) => (t.heldBy ? `held: ${t.heldBy} is paused` : (t.lastError ?? t.resultReference));
+  // First, so that a long error cut to the column's width never hides it.
+  const why = (t: any) => [t.bodyPurged ? PURGED : null, reason(t)].filter(Boolean).join('; ') || null;
   const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), why(t)]);
   return withNext(table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'WHY / REFERENCE'], rows, 50), page);
 }
@@ -16,6 +21,15 @@ export function tasksView(page: any): string {
 function withNext(text: string, page: any): string {
   if (page.items.length === 0) return '(none)';
   return page.hasMore ? `${text}\n\nmore: --cursor ${page.nextCursor}` : text;
+}
+
+const taskCount = (n: number) => `${n} task${n === 1 ? '' : 's'}`;
+
+export function bulkView(answer: any): string {
+  const skipped = answer.skippedBodyPurged > 0 ? ` (${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED})` : '';
+  return answer.dryRun
+    ? `${answer.kind} would change ${taskCount(answer.count)}${skipped}; run again without --dry-run to do it`
+    : `${answer.kind}: ${taskCount(answer.count)} changed${skipped}${answer.count > 0 ? `\n${answer.tasks.join('\n')}` : ''}`;
 }
 
 export function deliveryView(view: any): string {
@@ -63,6 +77,7 @@ export function taskView(task: any): string {
       ['owner', task.owner],
       ['reference', task.resultReference],
       ['last error', task.lastError],
+      ['body', task.bodyPurged ? `${PURGED}: it cannot be sent again` : `stored, sha256 ${task.bodySha256}`],
       ['replay of', task.replayOf],
       ['replays', task.replays.map((r: any) => r.id).join(', ') || null],
       ['created', `${task.createdAt} (${age(task.createdAt)} ago)`],

@@ -7,7 +7,7 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { DECISIONS, FINISHED_STATES, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
-import { OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
+import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
 import { PREPARED } from './prepared.ts';
 import { rowsOf } from './rows.ts';
@@ -463,11 +463,11 @@ interface Guarded {
   /** The columns to set; `state` among them. */
   set: ReturnType<typeof sql>;
   detail: Record<string, unknown>;
-  /** A send follows: the stored bytes must still be there. */
-  needsBody: boolean;
 }
 
 async function guardedChange(db: Db, change: Guarded, who: Decider): Promise<OperatorOutcome> {
+  // A send follows: the stored bytes must still be there.
+  const needsBody = NEEDS_BODY.includes(change.kind);
   const [row] = await rowsOf<{ state: string | null; purged: boolean | null; done: boolean }>(
     db,
     sql`
@@ -478,7 +478,7 @@ async function guardedChange(db: Db, change: Guarded, who: Decider): Promise<Ope
       update tasks t set ${change.set}, updated_at = now()
       from current c
       where t.id = c.id and c.state in ${inList(OPERATOR_RULES[change.kind].from)}
-        and (not ${change.needsBody} or not c.purged)
+        and (not ${needsBody} or not c.purged)
       returning t.id, c.state as was
     ),
     noted as (
@@ -505,7 +505,6 @@ export function resolveTask(db: Db, input: { taskId: string; reference: string }
       set: sql`state = ${TASK_STATES.succeeded}, result_reference = ${input.reference}, last_error = null,
         lease_owner = null, lease_expires_at = null`,
       detail: { reference: input.reference },
-      needsBody: false,
     },
     input,
   );
@@ -523,7 +522,6 @@ export function retryTask(db: Db, input: { taskId: string } & Decider): Promise<
       kind: 'retry',
       set: sql`state = ${TASK_STATES.pending}, next_attempt_at = now(), last_error = null`,
       detail: {},
-      needsBody: true,
     },
     input,
   );
@@ -537,7 +535,6 @@ export function cancelTask(db: Db, input: { taskId: string } & Decider): Promise
       kind: 'cancel',
       set: sql`state = ${TASK_STATES.cancelled}, lease_owner = null, lease_expires_at = null`,
       detail: {},
-      needsBody: false,
     },
     input,
   );
@@ -547,7 +544,7 @@ export function cancelTask(db: Db, input: { taskId: string } & Decider): Promise
 export function assignTask(db: Db, input: { taskId: string; owner: string | null } & Decider): Promise<OperatorOutcome> {
   return guardedChange(
     db,
-    { taskId: input.taskId, kind: 'assign', set: sql`owner = ${input.owner}`, detail: { owner: input.owner }, needsBody: false },
+    { taskId: input.taskId, kind: 'assign', set: sql`owner = ${input.owner}`, detail: { owner: input.owner } },
     input,
   );
 }
@@ -613,15 +610,26 @@ export async function replayTask(db: Db, input: { taskId: string } & Decider): P
 export const BULK_DECISIONS = ['retry', 'replay'] as const;
 export type BulkDecision = (typeof BULK_DECISIONS)[number];
 
-/** The tasks a bulk decision would change: the filter, narrowed to the states it is allowed from and to stored bodies. */
+/** The tasks the filter selects in a state the decision is allowed from. */
+const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
+  sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
+
+/** The tasks a bulk decision would change: those allowed, narrowed to stored bodies. */
 const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
-  sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)} and tasks.body is not null${
-    kind === 'replay' ? sql` and ${withoutUnsettledReplay}` : sql``
-  }`;
+  sql`${bulkAllowed(kind, filter)} and tasks.body is not null${kind === 'replay' ? sql` and ${withoutUnsettledReplay}` : sql``}`;
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
   const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${bulkTargets(kind, filter)}`);
+  return row?.n ?? 0;
+}
+
+/**
+ * The tasks a bulk decision passes over because retention purged their body, though their state allows it:
+ * one by one they would each be refused 409 body_purged, so the answer says how many there were.
+ */
+export async function countBodyPurged(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${bulkAllowed(kind, filter)} and tasks.body is null`);
   return row?.n ?? 0;
 }
 

@@ -41,5 +41,12 @@ export const ATTENTION_STATES: readonly TaskState[] = [...new Set([...NEEDS_ATTE
 export const allowedFrom = (kind: OperatorKind, state: string): boolean =>
   (OPERATOR_RULES[kind].from as readonly string[]).includes(state);
 
-/** The decisions a person can take on a task in `state`. */
-export const decisionsFor = (state: string): TaskDecision[] => TASK_DECISIONS.filter((kind) => allowedFrom(kind, state));
+/**
+ * The decisions that send the stored bytes again, refused (409 body_purged) once retention purged them. Approve
+ * sends them too, but only from awaiting_approval, and retention purges only finished tasks.
+ */
+export const NEEDS_BODY: readonly OperatorKind[] = ['retry', 'replay'];
+
+/** The decisions a person can take on a task in `state`, without those a purged body rules out. */
+export const decisionsFor = (state: string, bodyPurged = false): TaskDecision[] =>
+  TASK_DECISIONS.filter((kind) => allowedFrom(kind, state) && !(bodyPurged && NEEDS_BODY.includes(kind)));

@@ -1,4 +1,4 @@
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import { attempts, operatorActions, tasks } from './schema.ts';
 
@@ -18,6 +18,8 @@ export async function taskView(db: Db, id: string) {
       state: tasks.state,
       contentType: tasks.contentType,
       bodySha256: tasks.bodySha256,
+      /** Retention purged the stored bytes: the task can no longer be sent. */
+      bodyPurged: sql<boolean>`${tasks.body} is null`,
       afterTaskId: tasks.afterTaskId,
       replayOf: tasks.replayOf,
       attempts: tasks.attempts,

@@ -103,7 +103,7 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                   <td>{task.owner ?? <span class="muted">nobody</span>}</td>
                   <td class="num">{task.attempts}</td>
                   <td>
-                    <InlineDecisions taskId={task.id} state={task.state} csrf={c.get('csrf')} back={back} />
+                    <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
                   </td>
                 </tr>
               ))}

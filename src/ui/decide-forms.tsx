@@ -16,8 +16,8 @@ const buttonClass = (kind: TaskDecision) => (kind === 'resolve' || kind === 'app
  * One row's recovery decisions in one form: a required note, a reference when resolve is allowed, and a
  * button per decision its state allows (each button posts to its own action).
  */
-export function InlineDecisions({ taskId, state, csrf, back }: { taskId: string; state: string; csrf: string; back: string }) {
-  const kinds = decisionsFor(state);
+export function InlineDecisions({ taskId, state, bodyPurged, csrf, back }: { taskId: string; state: string; bodyPurged: boolean; csrf: string; back: string }) {
+  const kinds = decisionsFor(state, bodyPurged);
   if (kinds.length === 0) return <span class="muted">—</span>;
   const base = `/ui/tasks/${encodeURIComponent(taskId)}`;
   return (
@@ -36,9 +36,9 @@ export function InlineDecisions({ taskId, state, csrf, back }: { taskId: string;
 }
 
 /** The task page's decision cards: each with what it does and a required note. */
-export function DecisionCards({ taskId, state, owner, csrf }: { taskId: string; state: string; owner: string | null; csrf: string }) {
+export function DecisionCards({ taskId, state, bodyPurged, owner, csrf }: { taskId: string; state: string; bodyPurged: boolean; owner: string | null; csrf: string }) {
   const base = `/ui/tasks/${encodeURIComponent(taskId)}`;
-  const kinds: OperatorKind[] = [...decisionsFor(state), ...((OPERATOR_RULES.assign.from as readonly string[]).includes(state) ? (['assign'] as const) : [])];
+  const kinds: OperatorKind[] = [...decisionsFor(state, bodyPurged), ...((OPERATOR_RULES.assign.from as readonly string[]).includes(state) ? (['assign'] as const) : [])];
   if (kinds.length === 0) return <p class="muted">No decision is open in this state.</p>;
   return (
     <div class="decisions">

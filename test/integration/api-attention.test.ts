@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminTokens } from '../../src/api/tokens.ts';
 import { destinations } from '../../src/store/schema.ts';
-import { signSession } from '../../src/ui/session.ts';
-import { adminApi, ADMIN_TOKEN, setState } from '../support/admin.ts';
+import { adminApi, ADMIN_TOKEN, signedInDashboard, setState } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 const CRM = 'http://127.0.0.1:9';
 let gateway: TestGateway;
 let api: ReturnType<typeof adminApi>;
+let dashboard: ReturnType<typeof signedInDashboard>;
 /** Tasks by what they wait for: `held` and `open` pending, one for each destination, and `failed`. */
 let task: { held: string; open: string; failed: string };
 
@@ -19,6 +18,7 @@ beforeAll(async () => {
     adminToken: ADMIN_TOKEN,
   });
   api = adminApi(gateway.url);
+  dashboard = signedInDashboard(gateway.url);
   const tasksOf = async (eventId: string) => {
     const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId }));
     return Object.fromEntries(answer.json.tasks.map((t: { id: string; action: string }) => [t.action, t.id])) as { crm: string; mail: string };
@@ -33,14 +33,6 @@ afterAll(async () => {
 });
 
 const ids = (answer: { json: { items: { id: string }[] } }) => answer.json.items.map((t) => t.id).sort();
-
-/** A dashboard page as the admin sees it, signed in. */
-async function dashboard(path: string): Promise<string> {
-  const session = signSession(new AdminTokens(ADMIN_TOKEN), 'admin');
-  const response = await fetch(`${gateway.url}${path}`, { headers: { cookie: `oncehook_session=${session}` } });
-  expect(response.status).toBe(200);
-  return response.text();
-}
 
 describe('the attention queue and a paused destination', () => {
   it('lists a pending task only while its destination is paused, saying which holds it', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { adminApi, ALL_TOKENS, followPages, PEOPLE, setState } from '../support/admin.ts';
+import { adminApi, ALL_TOKENS, followPages, PEOPLE, setState, signedInDashboard } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine, holdTransaction } from '../support/engine.ts';
 import { rows } from '../support/forwarding.ts';
@@ -116,6 +116,46 @@ describe('GET /api/tasks/{id}', () => {
   });
 });
 
+/** What retention does to a finished task's body. */
+const purgeBody = (id: string) => gateway.store.db.execute(sql`update tasks set body = null where id = ${id}`);
+
+describe('a task whose body retention purged', () => {
+  // Offering retry or replay here only led to a 409 body_purged.
+  it('says so, and offers only the decisions that need no body, on the API and the dashboard', async () => {
+    const { crm, mail } = await newTasks();
+    await setState(gateway.store.db, crm, 'failed');
+    await setState(gateway.store.db, mail, 'succeeded');
+    await Promise.all([purgeBody(crm), purgeBody(mail)]);
+    const failed = await api(`/api/tasks/${crm}`);
+    expect(failed.json).toMatchObject({
+      bodyPurged: true,
+      allowedActions: ['resolve', 'cancel'],
+      summary: expect.stringMatching(/body purged by retention/),
+      nextDecision: expect.stringMatching(/^It was not done — .*\. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel\./),
+    });
+    expect(failed.json.nextDecision).not.toMatch(/retry/);
+    expect((await api(`/api/tasks/${mail}`)).json).toMatchObject({ bodyPurged: true, allowedActions: [], nextDecision: null });
+    const listed = await api(`/api/tasks?state=failed&action=crm`);
+    expect(listed.json.items.find((t: { id: string }) => t.id === crm)).toMatchObject({ bodyPurged: true });
+
+    const dashboard = signedInDashboard(gateway.url);
+    const page = await dashboard(`/ui/tasks/${crm}`);
+    expect(page).toContain('purged by retention');
+    expect(page).toContain(`action="/ui/tasks/${crm}/resolve"`);
+    expect(page).not.toContain(`action="/ui/tasks/${crm}/retry"`);
+    expect(page).not.toContain(`action="/ui/tasks/${crm}/replay"`);
+    const queue = await dashboard('/ui/attention?state=failed');
+    expect(queue).toContain(`formaction="/ui/tasks/${crm}/cancel"`);
+    expect(queue).not.toContain(`formaction="/ui/tasks/${crm}/retry"`);
+  });
+
+  it('keeps bodyPurged false while the body is there', async () => {
+    const { crm } = await newTasks();
+    await setState(gateway.store.db, crm, 'failed');
+    expect((await api(`/api/tasks/${crm}`)).json).toMatchObject({ bodyPurged: false, allowedActions: ['resolve', 'retry', 'cancel', 'replay'] });
+  });
+});
+
 describe('operator actions', () => {
   it('resolve: needs a reference and a note, records the token label, then refuses a second time with 409', async () => {
     const { crm } = await newTasks();
@@ -157,7 +197,7 @@ describe('operator actions', () => {
   it('retry and replay refuse a task whose body was purged, saying so', async () => {
     const { crm } = await newTasks();
     await setState(gateway.store.db, crm, 'failed');
-    await gateway.store.db.execute(sql`update tasks set body = null where id = ${crm}`);
+    await purgeBody(crm);
     const retry = await decide(crm, 'retry', { note: 'again' });
     expect(retry.status).toBe(409);
     expect(retry.json.error).toMatchObject({ code: 'body_purged', message: expect.stringMatching(/purged/) });
@@ -246,7 +286,7 @@ describe('bulk retry and replay', () => {
       await gateway.store.db.execute(sql`update tasks set source = ${source} where id in (${crm}, ${mail})`);
     }
     const dry = await api('/api/tasks/bulk/retry', { body: { source, note: 'the CRM is fixed', dryRun: true } });
-    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 3 });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 3, skippedBodyPurged: 0 });
     const stillFailed = await api(`/api/tasks?source=${source}&state=failed`);
     expect(stillFailed.json.items).toHaveLength(3);
 
@@ -263,6 +303,23 @@ describe('bulk retry and replay', () => {
     // Their replays are still pending: replaying them again would make a third effect each.
     expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again', dryRun: true } })).json.count).toBe(0);
     expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again' } })).json.count).toBe(0);
+  });
+
+  it('says how many tasks it skipped because retention purged their body', async () => {
+    const made = await Promise.all([newTasks(), newTasks()]);
+    const source = `bulk-purged-${Math.random()}`;
+    for (const { crm, mail } of made) {
+      await setState(gateway.store.db, crm, 'failed');
+      await setState(gateway.store.db, mail, 'succeeded');
+      await gateway.store.db.execute(sql`update tasks set source = ${source} where id in (${crm}, ${mail})`);
+    }
+    await Promise.all([purgeBody(made[0]!.crm), purgeBody(made[0]!.mail), purgeBody(made[1]!.mail)]);
+    const dry = await api('/api/tasks/bulk/retry', { body: { source, state: 'failed', note: 'the CRM is fixed', dryRun: true } });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 1, skippedBodyPurged: 1 });
+    const retried = await api('/api/tasks/bulk/retry', { body: { source, state: 'failed', note: 'the CRM is fixed' } });
+    expect(retried.json).toEqual({ dryRun: false, kind: 'retry', count: 1, tasks: [made[1]!.crm], skippedBodyPurged: 1 });
+    const replayed = await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'resend' } });
+    expect(replayed.json).toMatchObject({ count: 0, tasks: [], skippedBodyPurged: 2 });
   });
 
   it('refuses a bulk decision with no filter, or without a note', async () => {

@@ -3,10 +3,10 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminApi, ADMIN_TOKEN } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
-import { engine, freshDatabase, type TestDatabase } from '../support/engine.ts';
+import { engine, type TestDatabase } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/forwarding.ts';
-import { startProxy, type FaultyProxy } from '../support/tcp-proxy.ts';
+import { freshProxiedDatabase, type FaultyProxy } from '../support/tcp-proxy.ts';
 import { AdminTokens } from '../../src/api/tokens.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
@@ -22,15 +22,9 @@ let proxy: FaultyProxy | undefined;
 let viaProxy: TestDatabase | undefined;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  let reached = database;
-  if (database.url) {
-    const target = new URL(database.url);
-    proxy = await startProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(database.url);
-    proxied.port = String(proxy.port);
-    reached = viaProxy = { url: proxied.toString(), drop: async () => {} };
-  }
+  let reached: TestDatabase;
+  ({ database, reached, proxy } = await freshProxiedDatabase());
+  if (proxy) viaProxy = reached;
   gateway = await startTestGateway(
     { ...shopConfig(undefined, { ackTimeoutMs: ACK_BUDGET_MS }), limits: { writeStallMs: WRITE_STALL_MS } },
     { database: reached, adminToken: ADMIN_TOKEN },

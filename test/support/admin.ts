@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
+import { AdminTokens } from '../../src/api/tokens.ts';
 import type { Db } from '../../src/store/connect.ts';
+import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 
 export const ADMIN_TOKEN = 'admin-test-token';
 /** Two more people, so tests can see which label a decision was recorded under. */
@@ -26,6 +28,16 @@ export function adminApi(baseUrl: string, defaultToken: string = ADMIN_TOKEN) {
     });
     const text = await response.text();
     return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : null };
+  };
+}
+
+/** Reads dashboard pages of the gateway at `baseUrl` as the admin, signed in: the page's HTML, or a failure. */
+export function signedInDashboard(baseUrl: string) {
+  const cookie = `${SESSION_COOKIE}=${signSession(new AdminTokens(ADMIN_TOKEN), 'admin')}`;
+  return async (path: string): Promise<string> => {
+    const response = await fetch(`${baseUrl}${path}`, { headers: { cookie } });
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+    return response.text();
   };
 }
 

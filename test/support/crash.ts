@@ -13,7 +13,7 @@ import { SHOP_SECRET, shopifyDelivery, type Delivery } from './deliveries.ts';
 import { startDownstream, type Step } from './downstream.ts';
 import { allSettled, idsIn, settledViolations, unsettledInStats, violations, type Answered, type WatchedAction } from './invariants.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
-import { startProxy } from './tcp-proxy.ts';
+import { proxyTo } from './tcp-proxy.ts';
 import { seededRandom } from './random.ts';
 
 /** Where in a webhook's way a kill -9 lands. */
@@ -119,11 +119,9 @@ async function postgresPlace(databaseUrl: string): Promise<Place> {
   const store = await openStore({ databaseUrl, poolSize: 2 });
   await migrate(store, databaseUrl);
   await installSlowCommit(sql);
-  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
-  const viaProxy = new URL(databaseUrl);
-  viaProxy.port = String(proxy.port);
+  const { proxy, url: viaProxy } = await proxyTo(databaseUrl);
   return {
-    env: { DATABASE_URL: viaProxy.toString() },
+    env: { DATABASE_URL: viaProxy },
     inspect: (read) => read(store.db),
     commits: {
       setDelay: (ms) => sql`update chaos_commit_delay set ms = ${ms}`,

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { freshDatabase, type TestDatabase } from './engine.ts';
 
 /**
  * A TCP proxy in front of PostgreSQL that a test can make hang (bytes held, as a stalled network does)
@@ -87,4 +88,30 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
     },
     close: closeServer,
   };
+}
+
+/** A proxy in front of the PostgreSQL database at `databaseUrl`, and the URL that reaches it through the proxy. */
+export async function proxyTo(databaseUrl: string): Promise<{ proxy: FaultyProxy; url: string }> {
+  const target = new URL(databaseUrl);
+  const proxy = await startProxy(target.hostname, Number(target.port || 5432));
+  const viaProxy = new URL(databaseUrl);
+  viaProxy.port = String(proxy.port);
+  return { proxy, url: viaProxy.toString() };
+}
+
+export interface ProxiedDatabase {
+  /** The database itself, for reading past the proxy and for dropping. */
+  database: TestDatabase;
+  /** What a gateway should reach it by: through the proxy on PostgreSQL; on PGlite, the same database. */
+  reached: TestDatabase;
+  /** Only on PostgreSQL: embedded PGlite has no connection to cut. */
+  proxy: FaultyProxy | undefined;
+}
+
+/** A fresh database of this project's engine, behind a proxy where it has a server. */
+export async function freshProxiedDatabase(): Promise<ProxiedDatabase> {
+  const database = await freshDatabase();
+  if (!database.url) return { database, reached: database, proxy: undefined };
+  const { proxy, url } = await proxyTo(database.url);
+  return { database, reached: { url, drop: async () => {} }, proxy };
 }

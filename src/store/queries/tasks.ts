@@ -16,6 +16,8 @@ export interface TaskRow {
   lastError: string | null;
   resultReference: string | null;
   replayOf: string | null;
+  /** Retention purged the stored bytes: the task can no longer be sent. */
+  bodyPurged: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -25,7 +27,7 @@ export function listTasksSql(filter: TaskFilter, request: PageRequest): SQL {
   const page = pageClauses(request, sql`refs.txid`, sql`refs.task_id`, 'text');
   return sql`select tasks.id, tasks.source, action, tasks.event_id as "eventId", topic, state, attempts, owner,
       last_error as "lastError", result_reference as "resultReference", replay_of as "replayOf",
-      created_at as "createdAt", updated_at as "updatedAt", refs.txid::text as "cursorTxid", refs.task_id as "cursorTiebreak"
+      body is null as "bodyPurged", created_at as "createdAt", updated_at as "updatedAt", refs.txid::text as "cursorTxid", refs.task_id as "cursorTiebreak"
     from task_refs refs join tasks on tasks.id = refs.task_id
     where ${page.where} and ${taskFilterSql(filter)}
     order by ${page.orderBy} limit ${page.limit}`;

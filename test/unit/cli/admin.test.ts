@@ -24,6 +24,28 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
+/** A task as GET /api/tasks/{id} answers it, with `fields` in place of the defaults. */
+const taskAnswer = (fields: object) => ({
+  id: 't_9',
+  state: 'pending',
+  source: 'shop',
+  action: 'crm',
+  attempts: 0,
+  owner: null,
+  createdAt: '2024-01-01T00:00:00.000Z',
+  lastError: null,
+  heldBy: null,
+  bodyPurged: false,
+  bodySha256: 'ab'.repeat(32),
+  summary: 'pending — shop/crm for event 9, 0 sends',
+  nextDecision: null,
+  allowedActions: ['resolve', 'cancel'],
+  ledger: [],
+  operatorActions: [],
+  replays: [],
+  ...fields,
+});
+
 describe('oncehook admin commands, when the API refuses', () => {
   it("prints the API's error with its code under --json, so a script can tell refusals apart", async () => {
     const refusal = { error: { code: 'replay_unsettled', message: 'an earlier replay of t_1 has not finished' } };
@@ -93,19 +115,7 @@ describe('a comma-separated --state', () => {
 
 describe('oncehook explain --json', () => {
   it("prints the API's answer for the task or delivery, as show --json does", async () => {
-    const task = {
-      id: 't_9',
-      state: 'pending',
-      source: 'shop',
-      action: 'crm',
-      createdAt: '2024-01-01T00:00:00.000Z',
-      summary: 'pending — shop/crm for event 9, 0 sends',
-      nextDecision: null,
-      allowedActions: ['resolve', 'cancel'],
-      ledger: [],
-      operatorActions: [],
-      replays: [],
-    };
+    const task = taskAnswer({});
     const delivery = { id: 'd_9', decision: 'accepted', explanation: 'accepted — event 9 was new', tasks: [] };
     answers.set('/api/tasks/t_9', { status: 200, body: task });
     answers.set('/api/deliveries/d_9', { status: 200, body: delivery });
@@ -117,6 +127,34 @@ describe('oncehook explain --json', () => {
     expect(JSON.parse(ofTask.stdout)).toEqual(task);
     expect(JSON.parse(ofDelivery.stdout)).toEqual(delivery);
     expect(ofTask.stdout).toBe(shown.stdout);
+  });
+});
+
+describe('a task whose body retention purged', () => {
+  it('says so in tasks, show, and a bulk decision that skipped some', async () => {
+    const task = taskAnswer({
+      id: 't_gone',
+      state: 'failed',
+      attempts: 3,
+      createdAt: new Date().toISOString(),
+      lastError: 'HTTP 500',
+      bodyPurged: true,
+      summary: 'failed — shop/crm for event 9, 3 sends; body purged by retention',
+      nextDecision: 'It was not done — HTTP 500. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel.',
+    });
+    answers.set('/api/tasks', { status: 200, body: { items: [task], nextCursor: null, hasMore: false } });
+    answers.set('/api/tasks/t_gone', { status: 200, body: task });
+    answers.set('/api/tasks/bulk/retry', { status: 200, body: { dryRun: false, kind: 'retry', count: 0, tasks: [], skippedBodyPurged: 2 } });
+    const [listed, shown, bulk] = await Promise.all([
+      oncehook('tasks', '--state', 'failed'),
+      oncehook('show', 't_gone'),
+      oncehook('retry', '--state', 'failed', '--note', 'fixed'),
+    ]);
+    answers.delete('/api/tasks');
+    expect(listed.stdout).toMatch(/^t_gone\s+failed\s+shop\/crm\s+3\s+—\s+\d+s\s+body purged by retention; HTTP 500$/m);
+    expect(shown.stdout).toMatch(/^body\s+body purged by retention: it cannot be sent again$/m);
+    expect(shown.stdout).toMatch(/^allowed: resolve, cancel$/m);
+    expect(bulk.stdout).toBe('retry: 0 tasks changed (2 tasks skipped: body purged by retention)\n');
   });
 });
 
