@@ -1,5 +1,6 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, readlinkSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 /** In the data directory: which process uses it. */
 export const LOCK_FILE = 'oncehook.pid';
@@ -118,12 +119,72 @@ function touch(path: string): void {
   }
 }
 
-/** Another process taking over the same stale lock may have removed it first. */
+/** Links `own` as `target`, which fails, answering false, where `target` exists. */
+function linked(own: string, target: string): boolean {
+  try {
+    linkSync(own, target);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return false;
+  }
+}
+
+/** A holder judged dead that was only silent (another namespace's, 20 s) may have released its lock itself. */
 function removeIfThere(path: string): void {
   try {
     unlinkSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/** A process taking the data directory: its lock text, already whole in a file of its own, and its namespace. */
+interface Taker {
+  dataDir: string;
+  own: string;
+  ours: string | null;
+}
+
+/**
+ * The one name under which `text` in `file` may be removed. Named by the file's name, not its path: another
+ * container may mount the volume elsewhere and must still meet this process here.
+ */
+function claimOf(taker: Taker, file: string, text: string): string {
+  const digest = createHash('sha256').update(`${basename(file)}\n${text}`).digest('hex').slice(0, 20);
+  return join(taker.dataDir, `${LOCK_FILE}.claim-${digest}`);
+}
+
+/**
+ * Removes `file`, which held `text` when read, if that text's holder is dead; throws DataDirInUseError if it
+ * lives. Reading the file again and unlinking it if unchanged is two steps: between them another taker can
+ * remove the same stale lock and link its own, which the unlink then deletes, and two processes each hold the
+ * directory. So a stale text is removed only by the holder of its claim, the taker's own file linked under a
+ * name made from that text: a link fails where the name exists, so one process at a time has it. Under the
+ * claim the taker reads `file` again:
+ * - Still `text`: nothing removes it before this unlink. Its holder is dead and releases nothing, and only
+ *   the claim's holder removes it. A text names its holder (PID, start time, namespace), so once removed it
+ *   never returns: a taker that read it earlier and claims it later finds other text, or none, and leaves it.
+ * - Other text or none: another taker was first; the caller tries again and finds its holder alive.
+ * A taker killed holding a claim would block every later takeover, so a claim is judged as a lock is, by its
+ * holder's life: a live claimant is refused as a live holder is (it is about to hold the directory), and a
+ * dead one's claim is removed the same way, under a claim on the claim, where the same argument holds. A taker
+ * killed after the unlink leaves its claim behind, harmless: the text it names is gone, and a late taker of
+ * that text removes the claim as a dead one's.
+ */
+function takeOver(taker: Taker, file: string, text: string): void {
+  const holder = holderOf(text);
+  if (holder && alive(holder, taker.ours, file)) throw new DataDirInUseError(taker.dataDir, holder, foreign(holder, taker.ours));
+  const claim = claimOf(taker, file, text);
+  if (!linked(taker.own, claim)) {
+    const claimant = readOrNull(claim);
+    if (claimant !== null) takeOver(taker, claim, claimant);
+    return;
+  }
+  try {
+    if (readOrNull(file) === text) removeIfThere(file);
+  } finally {
+    unlinkSync(claim);
   }
 }
 
@@ -140,29 +201,24 @@ export function lockDataDir(dataDir: string, heartbeatMs = HEARTBEAT_MS): () => 
   const ours = pidNamespace();
   const mine = JSON.stringify({ pid: process.pid, started: startTime(process.pid), ns: ours } satisfies Holder);
   // Written whole first, then linked into place (which fails if the lock exists): no process ever reads a
-  // lock file that is only half there.
-  const own = `${path}.${process.pid}`;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    writeFileSync(own, mine);
-    try {
-      linkSync(own, path);
-      const heartbeat = setInterval(() => touch(path), heartbeatMs).unref();
-      return () => {
-        clearInterval(heartbeat);
-        if (readOrNull(path) === mine) unlinkSync(path);
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      unlinkSync(own);
+  // lock file that is only half there. Not named by the PID alone: another container's process may have this
+  // PID, and writing its file would rewrite the lock or claim that file is linked as ('wx' never does).
+  const taker: Taker = { dataDir, own: `${path}.${process.pid}.${randomBytes(4).toString('hex')}`, ours };
+  writeFileSync(taker.own, mine, { flag: 'wx' });
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (linked(taker.own, path)) {
+        const heartbeat = setInterval(() => touch(path), heartbeatMs).unref();
+        return () => {
+          clearInterval(heartbeat);
+          if (readOrNull(path) === mine) unlinkSync(path);
+        };
+      }
+      const text = readOrNull(path);
+      if (text !== null) takeOver(taker, path, text);
     }
-    const text = readOrNull(path);
-    if (text === null) continue;
-    const holder = holderOf(text);
-    if (holder && alive(holder, ours, path)) throw new DataDirInUseError(dataDir, holder, foreign(holder, ours));
-    // Stale. Removed only if it is still the file just read: a process that took it over meanwhile keeps it,
-    // and this one finds that process alive on the next turn.
-    if (readOrNull(path) === text) removeIfThere(path);
+  } finally {
+    unlinkSync(taker.own);
   }
   throw new Error(`could not take ${path}: other processes kept replacing it`);
 }

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DataDirInUseError, LOCK_FILE, lockDataDir, STALE_MS, startTime } from '../../../src/store/data-dir-lock.ts';
 import { waitFor } from '../../support/forwarding.ts';
@@ -26,24 +28,50 @@ function otherProcess(): ChildProcess {
   return child;
 }
 
-const LOCK_MODULE = new URL('../../../src/store/data-dir-lock.ts', import.meta.url).href;
+/** A racer process (test/support/lock-racer.ts). */
+function racer() {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../support/lock-racer.ts', import.meta.url))], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async () => String((await lines.next()).value ?? 'exited');
+  return {
+    pid: child.pid,
+    ready: next(),
+    /** Races for `dir` at `start` (ms since the epoch): what the racer printed. */
+    race(dir: string, start: number) {
+      child.stdin!.write(`${dir} ${start}\n`);
+      return next();
+    },
+  };
+}
 
-/** A process that waits for the go, then takes the lock and holds it until the others have tried. */
-const RACER = `
-const { existsSync } = require('node:fs');
-(async () => {
-  const { lockDataDir } = await import(process.env.LOCK_MODULE);
-  console.log('ready');
-  while (!existsSync(process.env.LOCK_GO)) await new Promise((resolve) => setTimeout(resolve, 1));
-  try {
-    lockDataDir(process.env.LOCK_DIR);
-    console.log('took');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-  } catch (error) {
-    console.log(error.name === 'DataDirInUseError' ? 'refused' : 'failed: ' + error.message);
+/**
+ * A process taking over the stale lock in LOCK_DIR, stopped where it has claimed the lock and is about to
+ * remove it: killed (STOP=die, as kill -9 might) or stalled there (STOP=stall, printing `claimed`).
+ */
+const STOPPED_TAKER = `
+const fs = require('node:fs');
+const unlink = fs.unlinkSync;
+fs.unlinkSync = (path) => {
+  if (path === require('node:path').join(process.env.LOCK_DIR, '${LOCK_FILE}')) {
+    if (process.env.STOP === 'die') process.kill(process.pid, 'SIGKILL');
+    console.log('claimed');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
   }
-})();
+  return unlink(path);
+};
+require('node:module').syncBuiltinESMExports();
+import(process.env.LOCK_MODULE).then(({ lockDataDir }) => lockDataDir(process.env.LOCK_DIR));
 `;
+
+function stoppedTaker(dir: string, stop: 'die' | 'stall'): ChildProcess {
+  const env = { ...process.env, LOCK_MODULE: new URL('../../../src/store/data-dir-lock.ts', import.meta.url).href, LOCK_DIR: dir, STOP: stop };
+  const child = spawn(process.execPath, ['--import', 'tsx', '-e', STOPPED_TAKER], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return child;
+}
 
 const holdBy = (dir: string, holder: object) => writeFileSync(join(dir, LOCK_FILE), JSON.stringify(holder));
 const lockedBy = (dir: string) => JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).pid as number;
@@ -81,30 +109,62 @@ describe('the embedded data directory lock', () => {
     }
   });
 
-  it('lets exactly one of several processes racing for it have it, with no lock there or a stale one', async () => {
+  it('lets exactly one of several processes racing for it have it, with no lock there or a stale one, round after round', async () => {
+    const dead = otherProcess();
+    await new Promise((resolve) => dead.once('spawn', resolve));
+    const deadStarted = startTime(dead.pid!);
+    await new Promise((resolve) => dead.once('exit', resolve).kill('SIGKILL'));
+    const starts: Record<string, (dir: string) => void> = {
+      'no lock': () => {},
+      "a dead process's lock": (dir) => holdBy(dir, { pid: dead.pid, started: deadStarted }),
+      'a silent lock of another namespace': (dir) => {
+        holdBy(dir, { pid: 1, started: null, ns: 'pid:[1]' });
+        const olderThanStale = new Date(Date.now() - STALE_MS - 1000);
+        utimesSync(join(dir, LOCK_FILE), olderThanStale, olderThanStale);
+      },
+    };
+    const racers = Array.from({ length: 8 }, racer);
+    await Promise.all(racers.map((r) => r.ready));
+    const root = dataDir();
+    const rounds = 90;
+    const wrong: string[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const [start, prepare] = Object.entries(starts)[round % 3]!;
+      const dir = join(root, String(round));
+      mkdirSync(dir);
+      prepare(dir);
+      const at = Date.now() + 20;
+      const outcomes = await Promise.all(racers.map((r) => r.race(dir, at)));
+      const took = racers.filter((_, i) => outcomes[i] === 'took');
+      const refused = outcomes.filter((outcome) => outcome === 'refused');
+      const left = readdirSync(dir);
+      const holder = left.includes(LOCK_FILE) ? lockedBy(dir) : null;
+      // The lock alone is left: whatever else a racer wrote, it removed.
+      const one = took.length === 1 && refused.length === racers.length - 1 && holder === took[0]!.pid && left.length === 1;
+      if (!one) wrong.push(`round ${round}, ${start}: ${outcomes.join(', ')}; left ${left.join(', ')}`);
+    }
+    expect(wrong, `${wrong.length} of ${rounds} rounds`).toEqual([]);
+  }, 60_000);
+
+  it('takes over past a taker killed mid-takeover, and is refused while a live one is taking over', async () => {
     const dead = otherProcess();
     await new Promise((resolve) => dead.once('exit', resolve).kill('SIGKILL'));
-    for (const start of ['none', 'stale']) {
-      const dir = dataDir();
-      if (start === 'stale') holdBy(dir, { pid: dead.pid, started: null });
-      const go = join(dir, '..', `go-${start}`);
-      const racers = Array.from({ length: 6 }, () => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '-e', RACER], {
-          env: { ...process.env, LOCK_MODULE: LOCK_MODULE, LOCK_DIR: dir, LOCK_GO: go },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
-        children.push(child);
-        let out = '';
-        child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-        return { ready: waitFor(() => out.includes('ready'), 20_000), result: new Promise<string>((resolve) => child.once('exit', () => resolve(out))) };
-      });
-      await Promise.all(racers.map((r) => r.ready));
-      writeFileSync(go, '');
-      const results = await Promise.all(racers.map((r) => r.result));
-      expect(results.filter((out) => out.includes('took')), results.join(' | ')).toHaveLength(1);
-      expect(results.filter((out) => out.includes('refused')), results.join(' | ')).toHaveLength(5);
-    }
-  }, 30_000);
+    const dir = dataDir();
+    holdBy(dir, { pid: dead.pid, started: null });
+    await new Promise((resolve) => stoppedTaker(dir, 'die').once('exit', resolve));
+    expect(readdirSync(dir).some((name) => name.includes('claim'))).toBe(true);
+    const release = lockDataDir(dir);
+    expect(lockedBy(dir)).toBe(process.pid);
+    release();
+
+    holdBy(dir, { pid: dead.pid, started: null });
+    const stalled = stoppedTaker(dir, 'stall');
+    let out = '';
+    stalled.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await waitFor(() => out.includes('claimed'), 20_000);
+    expect(() => lockDataDir(dir)).toThrow(`in use by process ${stalled.pid}`);
+    expect(lockedBy(dir)).toBe(dead.pid);
+  });
 
   it("is refused to a holder of another PID namespace (another container) while it keeps the lock fresh, even with this process's PID", () => {
     const dir = dataDir();
@@ -127,6 +187,16 @@ describe('the embedded data directory lock', () => {
     await waitFor(() => Date.now() - statSync(lock).mtimeMs < 1000, 2000);
     release();
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it("leaves alone another container's file of this process's PID", () => {
+    // Two containers started together on one volume (docker compose --scale) may both run oncehook as PID 1.
+    const dir = dataDir();
+    const theirs = join(dir, `${LOCK_FILE}.${process.pid}`);
+    writeFileSync(theirs, 'their lock text');
+    const release = lockDataDir(dir);
+    expect(readFileSync(theirs, 'utf8')).toBe('their lock text');
+    release();
   });
 
   it('creates the directory, leaves nothing else in it, and releases only its own lock', () => {
