@@ -103,7 +103,7 @@ describe('requireSession', () => {
 });
 
 describe('the dashboard routes without a database', () => {
-  const deps = { store: {} as never, config: { sources: {} } as never, logger: console as never, stats: {} as never };
+  const deps = { store: {} as never, config: { sources: {}, limits: { writeStallMs: 30_000 } } as never, logger: console as never, stats: {} as never };
 
   it('are off, saying why, when no admin token is configured', async () => {
     const answer = await uiRoutes({ ...deps, tokens: null }).request('/attention');
