@@ -6,9 +6,13 @@ import type { UiEnv } from './env.ts';
 import { Problem } from './layout.tsx';
 import { csrfMatches, csrfToken, SESSION_COOKIE, verifySession } from './session.ts';
 
-/** `/ui/...` paths only: a `next` or `back` from a form must not send the browser elsewhere. */
+/**
+ * `/ui/...` paths only: a `next` or `back` from a form must not send the browser elsewhere. Printable ASCII
+ * only (a path we link to is percent-encoded): a line break cannot go into the Location header, and a
+ * backslash is read as a slash by browsers.
+ */
 export const localPath = (path: unknown, fallback: string): string =>
-  typeof path === 'string' && /^\/ui(\/[^\\]*)?$/.test(path) && !path.startsWith('/ui//') ? path : fallback;
+  typeof path === 'string' && /^\/ui(\/[!-[\]-~]*)?$/.test(path) && !path.startsWith('/ui//') ? path : fallback;
 
 /**
  * Signed in, or sent to the login page; and on every POST, the session's CSRF token in the `_csrf` field,

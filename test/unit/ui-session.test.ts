@@ -57,7 +57,8 @@ describe('dashboard session cookies', () => {
   it('follow only /ui paths after login or a decision', () => {
     expect(localPath('/ui/tasks/t_1', '/ui')).toBe('/ui/tasks/t_1');
     expect(localPath('/ui/attention?state=failed', '/ui')).toBe('/ui/attention?state=failed');
-    for (const bad of ['https://evil.example', '//evil.example', '/ui//evil.example', '/api/tasks', '/uix', '/ui\\evil', undefined]) {
+    const unprintable = ['/ui/tasks\r\nSet-Cookie: x=1', '/ui/a\tb', '/ui/a b', '/ui/caf\u00e9', '/ui/\u2028'];
+    for (const bad of ['https://evil.example', '//evil.example', '/ui//evil.example', '/api/tasks', '/uix', '/ui\\evil', undefined, ...unprintable]) {
       expect(localPath(bad, '/ui')).toBe('/ui');
     }
   });
@@ -103,7 +104,7 @@ describe('requireSession', () => {
 });
 
 describe('the dashboard routes without a database', () => {
-  const deps = { store: {} as never, config: { sources: {} } as never, logger: console as never, stats: {} as never };
+  const deps = { store: {} as never, config: { sources: {}, limits: { writeStallMs: 30_000 } } as never, logger: console as never, stats: {} as never };
 
   it('are off, saying why, when no admin token is configured', async () => {
     const answer = await uiRoutes({ ...deps, tokens: null }).request('/attention');
@@ -131,5 +132,9 @@ describe('the dashboard routes without a database', () => {
     const cookie = ok.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^oncehook_session=[\w.-]+; Max-Age=43200; Path=\/ui; HttpOnly; Secure; SameSite=Strict$/);
     expect(cookie).not.toContain('alice-secret-token');
+    // A `next` that cannot go into a Location header is dropped for the default, not answered with a 500.
+    const crlf = await login({ _login: nonce, token: 'alice-secret-token', next: '/ui/stats\r\nX-Evil: 1' });
+    expect(crlf.status).toBe(303);
+    expect(crlf.headers.get('location')).toBe('/ui/attention');
   });
 });
