@@ -62,12 +62,17 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 /** Knows the tokens and answers which label a presented token carries, in constant time. */
 export class AdminTokens {
   readonly #digests: { label: string; digest: Buffer }[];
+  /**
+   * A key for what is signed before anyone has signed in (the login form's nonce): every token's hash, in one
+   * order, so every web instance with the same tokens derives the same key and nobody without them can.
+   */
+  readonly loginSecret: Buffer;
 
   constructor(setting: AdminTokenSetting) {
     this.#digests = entriesOf(setting).filter(([, token]) => token !== '').map(([label, token]) => ({ label, digest: digest(token) }));
-    if (new Set(this.#digests.map((d) => d.digest.toString('hex'))).size !== this.#digests.length) {
-      throw new Error('two admin tokens are equal: actions could not be told apart');
-    }
+    const hashes = this.#digests.map((d) => d.digest.toString('hex'));
+    if (new Set(hashes).size !== hashes.length) throw new Error('two admin tokens are equal: actions could not be told apart');
+    this.loginSecret = digest(`oncehook-login\n${hashes.sort().join('\n')}`);
   }
 
   get empty(): boolean {
