@@ -74,7 +74,10 @@ export function loginRoutes(tokens: AdminTokens, throttle: SignInThrottle): Hono
   return app;
 }
 
-/** Logging out forgets the cookie; the signed value stays valid until it expires or its token is revoked. */
+/**
+ * Logging out forgets the cookie in this browser, and no more: sessions are not stored, so a copy of the signed
+ * value stays valid until it expires or its token is rotated or removed (the README says so).
+ */
 export function logout(c: Context): Response {
   clearSession(c);
   return c.redirect('/ui/login', 303);
