@@ -14,7 +14,9 @@ const buttonClass = (kind: TaskDecision) => (kind === 'resolve' || kind === 'app
 
 /**
  * One row's recovery decisions in one form: a required note, a reference when resolve is allowed, and a
- * button per decision its state allows (each button posts to its own action).
+ * button per decision its state allows (each button posts to its own action). Enter in a field presses the
+ * form's default button, its first: a disabled one, so Enter decides nothing — pressed in the reference field,
+ * it used to approve, a send, where the person meant to resolve.
  */
 export function InlineDecisions({ taskId, state, bodyPurged, csrf, back }: { taskId: string; state: string; bodyPurged: boolean; csrf: string; back: string }) {
   const kinds = decisionsFor(state, bodyPurged);
@@ -22,6 +24,7 @@ export function InlineDecisions({ taskId, state, bodyPurged, csrf, back }: { tas
   const base = `/ui/tasks/${encodeURIComponent(taskId)}`;
   return (
     <form class="inline" method="post" action={`${base}/${kinds[0]}`}>
+      <button type="submit" disabled hidden aria-hidden="true" tabindex={-1} />
       <Csrf token={csrf} />
       <input type="hidden" name="back" value={back} />
       <input name="note" required placeholder="note: why" aria-label={`note for ${taskId}`} maxlength={2000} />

@@ -142,3 +142,34 @@ describe('the dashboard in a real browser', () => {
     expect(new URL(page.url()).pathname).toBe('/ui/login');
   });
 });
+
+describe('decisions in the browser are made on purpose', () => {
+  const signIn = async (token: string) => {
+    await page.goto(`${url}/ui/login`);
+    await page.fill('input[name=token]', token);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${url}/ui/attention`);
+  };
+
+  it('Enter in a row\'s reference or note field decides nothing: an awaiting_approval task is not approved', async () => {
+    await signIn(TOKENS.alice);
+    const answer = await post(url, 'shop', shopifyDelivery({ eventId: 'ui-order-3001', topic: 'orders/gated' }));
+    const gated = answer.json.tasks[0].id as string;
+    const listed = `${url}/ui/attention?state=awaiting_approval`;
+    await page.goto(listed);
+    const row = page.locator(`tr[id="${gated}"]`);
+    await row.locator('input[name=note]').fill('found it already in the CRM');
+    await row.locator('input[name=reference]').fill('CRM-42');
+    await row.locator('input[name=reference]').press('Enter');
+    await row.locator('input[name=note]').press('Enter');
+    // A submission would navigate; give it the time one takes.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(page.url()).toBe(listed);
+    const untouched = await adminApi(url, TOKENS.bob)(`/api/tasks/${gated}`);
+    expect(untouched.json).toMatchObject({ state: 'awaiting_approval', operatorActions: [] });
+
+    await row.locator('button', { hasText: 'Resolve' }).click();
+    await expect.poll(() => page.locator('.flash.ok').textContent()).toMatch(new RegExp(`${gated} — Resolved`));
+    expect((await adminApi(url, TOKENS.bob)(`/api/tasks/${gated}`)).json).toMatchObject({ state: 'succeeded', resultReference: 'CRM-42' });
+  });
+});
