@@ -172,4 +172,29 @@ describe('decisions in the browser are made on purpose', () => {
     await expect.poll(() => page.locator('.flash.ok').textContent()).toMatch(new RegExp(`${gated} — Resolved`));
     expect((await adminApi(url, TOKENS.bob)(`/api/tasks/${gated}`)).json).toMatchObject({ state: 'succeeded', resultReference: 'CRM-42' });
   });
+
+  it('a replay form sent again after its replay finished (a double click) is refused, not a second replay', async () => {
+    const api = adminApi(url, TOKENS.bob);
+    const done = (await api('/api/tasks?eventId=ui-order-2001')).json.items[0].id as string;
+    await page.goto(`${url}/ui/tasks/${done}`);
+    const form = page.locator(`form[action="/ui/tasks/${done}/replay"]`);
+    await form.locator('textarea').fill('the customer asked for it again');
+    const fields = { _csrf: await form.locator('input[name=_csrf]').inputValue(), after: await form.locator('input[name=after]').inputValue(), note: 'again' };
+    expect(fields.after).toBe('none');
+    await form.locator('button').click();
+    await page.waitForURL((to) => to.pathname.startsWith('/ui/tasks/') && !to.pathname.endsWith(done));
+    const replay = new URL(page.url()).pathname.split('/').at(-1)!;
+    await waitFor(async () => (await api(`/api/tasks/${replay}`)).json.state === 'succeeded', 20_000);
+
+    // The second click of a double click, as the page sent it, arriving once the first replay has finished.
+    const second = await page.request.post(`${url}/ui/tasks/${done}/replay`, { form: fields, maxRedirects: 0 });
+    expect(second.status()).toBe(303);
+    expect(second.headers().location).toBe(`/ui/tasks/${done}`);
+    await page.goto(`${url}/ui/tasks/${done}`);
+    expect(await page.locator('.flash.error').textContent()).toMatch(new RegExp(`was replayed as ${replay} after the view`));
+    expect((await api(`/api/tasks/${done}`)).json.replays).toHaveLength(1);
+    // The page now shows that replay, and a further one is a decision taken knowing it.
+    expect(await form.locator('input[name=after]').inputValue()).toBe(replay);
+    expect(await form.textContent()).toMatch(/Already replayed, latest as/);
+  });
 });
