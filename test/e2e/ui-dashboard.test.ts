@@ -197,4 +197,20 @@ describe('decisions in the browser are made on purpose', () => {
     expect(await form.locator('input[name=after]').inputValue()).toBe(replay);
     expect(await form.textContent()).toMatch(/Already replayed, latest as/);
   });
+
+  it('page links keep the page size and the order, on deliveries and in the attention list', async () => {
+    const params = async (link: ReturnType<Page['locator']>) => new URL((await link.getAttribute('href'))!, url).searchParams;
+    await page.goto(`${url}/ui/deliveries?limit=2&order=asc`);
+    const firstPage = await page.locator('tbody tr td:nth-child(2)').allTextContents();
+    const newer = page.locator('.pager a', { hasText: 'Newer →' });
+    expect(Object.fromEntries(await params(newer))).toMatchObject({ limit: '2', order: 'asc', cursor: expect.any(String) });
+    await newer.click();
+    const secondPage = await page.locator('tbody tr td:nth-child(2)').allTextContents();
+    expect(secondPage).toHaveLength(2);
+    expect(secondPage.filter((id) => firstPage.includes(id))).toEqual([]);
+    expect(Object.fromEntries(await params(page.locator('.pager a', { hasText: 'Oldest' })))).toEqual({ limit: '2', order: 'asc' });
+
+    await page.goto(`${url}/ui/attention?limit=1&order=desc`);
+    expect(Object.fromEntries(await params(page.locator('.pager a')))).toMatchObject({ limit: '1', order: 'desc', cursor: expect.any(String) });
+  });
 });
