@@ -7,6 +7,7 @@ import { unavailableAnswer } from './api/database-deadline.ts';
 import { ready } from './api/readiness.ts';
 import { requestLog } from './api/request-log.ts';
 import { apiRoutes } from './api/routes.ts';
+import { SignInThrottle } from './api/sign-in-throttle.ts';
 import { AdminTokens, type AdminTokenSetting } from './api/tokens.ts';
 import { ingestRoutes } from './ingest/route.ts';
 import type { Logger } from './log.ts';
@@ -42,7 +43,13 @@ export function createApp(deps: AppDeps): Hono {
   observeStore(deps.metrics, deps.store, tasks);
   if (deps.role !== 'worker') {
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
-    const admin = { store: deps.store, config: deps.config, tokens: tokens?.empty ? null : tokens, stats: statsReader(deps.store, tasks) };
+    const admin = {
+      store: deps.store,
+      config: deps.config,
+      tokens: tokens?.empty ? null : tokens,
+      stats: statsReader(deps.store, tasks),
+      throttle: new SignInThrottle(deps.logger),
+    };
     app.route('/', ingestRoutes(deps));
     app.route('/', apiRoutes(admin));
     app.route('/ui', uiRoutes({ ...admin, logger: deps.logger }));

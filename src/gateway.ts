@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import { createAdapter } from '../adapters/index.ts';
 import type { Adapter } from '../adapters/types.ts';
 import { createApp, type Role } from './app.ts';
+import { SHORT_TOKEN, shortTokenLabels } from './api/tokens.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
@@ -100,6 +101,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const everywhere = address === '0.0.0.0' || address === '::';
   const url = `http://${everywhere ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address}:${port}`;
   if (role !== 'worker' && !options.adminToken) logger.warn('the admin API is off: set ONCEHOOK_ADMIN_TOKEN to turn it on');
+  const short = role === 'worker' || !options.adminToken ? [] : shortTokenLabels(options.adminToken);
+  if (short.length > 0) {
+    logger.warn(
+      { labels: short },
+      `admin tokens shorter than ${SHORT_TOKEN} characters (${short.join(', ')}) can be guessed by anyone who reaches /api or /ui: use random ones, e.g. openssl rand -hex 32`,
+    );
+  }
   const database = store.kind === 'pglite' ? `embedded PGlite in ${options.dataDir ?? 'memory'}` : 'PostgreSQL';
   logger.info(
     { port, host: address, role, database: store.kind, sources: Object.keys(config.sources) },

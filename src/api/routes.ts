@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import type { Store } from '../store/connect.ts';
@@ -7,6 +8,7 @@ import { bearerAuth, type AdminEnv } from './auth.ts';
 import { databaseDeadline } from './database-deadline.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
 import { taskRoutes } from './tasks.ts';
 import type { AdminTokens } from './tokens.ts';
 
@@ -15,10 +17,22 @@ export interface AdminDeps {
   config: Config;
   tokens: AdminTokens | null;
   stats: () => Promise<Stats>;
+  /** Shared with the dashboard's sign-in: guesses at either count against one budget. */
+  throttle: SignInThrottle;
 }
 
+/** The API's bodies are a note, a reference, a filter: a larger one is refused before it is read whole. */
+export const API_BODY_BYTES = 1024 * 1024;
+
+const apiBodyLimit = bodyLimit({
+  maxSize: API_BODY_BYTES,
+  onError: () => {
+    throw new HttpError(413, 'body_too_large', `the body is larger than the admin API's limit of ${API_BODY_BYTES} bytes`);
+  },
+});
+
 /** The admin API under `/api`: behind the bearer tokens, or off (answering why) when none is set. */
-export function apiRoutes({ store, config, tokens, stats }: AdminDeps): Hono {
+export function apiRoutes({ store, config, tokens, stats, throttle }: AdminDeps): Hono {
   const app = new Hono<AdminEnv>();
   if (tokens === null) {
     app.all('/api/*', () => {
@@ -26,7 +40,8 @@ export function apiRoutes({ store, config, tokens, stats }: AdminDeps): Hono {
     });
     return app as unknown as Hono;
   }
-  app.use('/api/*', bearerAuth(tokens), databaseDeadline(config.limits.writeStallMs));
+  // The token first: a stranger's body is never read, not even up to the limit.
+  app.use('/api/*', bearerAuth(tokens, throttle), apiBodyLimit, databaseDeadline(config.limits.writeStallMs));
   app.route('/api/deliveries', deliveryRoutes({ store }));
   app.route('/api/tasks', taskRoutes({ store, config }));
   app.route('/api/destinations', destinationRoutes({ store, config }));

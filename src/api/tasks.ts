@@ -14,6 +14,7 @@ import {
   retryTask,
   type Decider,
   type OperatorOutcome,
+  type ReplaySeen,
 } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
 import { TASK_STATES } from '../store/decisions.ts';
@@ -54,6 +55,8 @@ const listQuery = z
   });
 
 const noteBody = z.strictObject({ note });
+/** `after`: the latest replay the caller saw (the last of the task's `replays`), or null for none. */
+const replayBody = z.strictObject({ note, after: z.string().min(1).max(100).nullable().optional() });
 const resolveBody = z.strictObject({ reference: z.string().trim().min(1, 'the reference of the effect is required').max(500), note });
 const assignBody = z.strictObject({ owner: z.string().trim().min(1).max(100).nullable(), note: z.string().trim().max(2000).optional() });
 const bulkBody = z
@@ -70,11 +73,21 @@ const bulkBody = z
 
 const rules = (kind: OperatorKind) => OPERATOR_RULES[kind].from.join(', ');
 
+/** A replay asked for from a stale view: what was seen, what is, and that a further effect is a decision of its own. */
+function staleReplay(taskId: string, { after, latest }: ReplaySeen): HttpError {
+  const message =
+    latest === null
+      ? `task ${taskId} has no replay, yet the request saw ${after} as its latest; look at the task again`
+      : `task ${taskId} was replayed as ${latest} after the view this replay was asked from (which saw ${after ?? 'no replay'}); look at ${latest} first, and replay again only if one more effect is wanted`;
+  return new HttpError(409, 'replay_stale', message);
+}
+
 export function refused(taskId: string, kind: OperatorKind, outcome: Extract<OperatorOutcome, { done: false }>): HttpError {
   if (outcome.state === null) return new HttpError(404, 'unknown_task', `no task ${taskId}`);
   if (outcome.bodyPurged && (OPERATOR_RULES[kind].from as readonly string[]).includes(outcome.state)) {
     return new HttpError(409, 'body_purged', `task ${taskId}'s stored body was purged by the source's retention; it cannot be sent again`);
   }
+  if (outcome.unseenReplay) return staleReplay(taskId, outcome.unseenReplay);
   if (outcome.unsettledReplay) {
     return new HttpError(
       409,
@@ -157,8 +170,8 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
 
   app.post('/:id/replay', async (c) => {
     const id = c.req.param('id');
-    const { note } = await readBody(c.req.raw, noteBody, '{"note": "why a second effect is wanted"}');
-    const outcome = await replayTask(store.db, { taskId: id, note, actor: c.get('actor') });
+    const { note, after } = await readBody(c.req.raw, replayBody, '{"note": "why a second effect is wanted", "after": null}');
+    const outcome = await replayTask(store.db, { taskId: id, after, note, actor: c.get('actor') });
     if (!outcome.done) throw refused(id, 'replay', outcome);
     return c.json(await view(outcome.replay), 201, { location: `/api/tasks/${outcome.replay}` });
   });

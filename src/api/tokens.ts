@@ -3,21 +3,58 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 /** The admin tokens by label: one (`ONCEHOOK_ADMIN_TOKEN`, labelled "admin") or several, so actions are attributable. */
 export type AdminTokenSetting = string | Readonly<Record<string, string>>;
 
-/** `ONCEHOOK_ADMIN_TOKEN` and `ONCEHOOK_ADMIN_TOKENS="alice:tok1,bob:tok2"`; undefined (API off) when neither is set. */
+const entriesOf = (setting: AdminTokenSetting): (readonly [string, string])[] =>
+  typeof setting === 'string' ? [['admin', setting]] : Object.entries(setting);
+
+/** Fewer characters than this can be guessed at the sign-in form or the API, however slowly: start-up warns. */
+export const SHORT_TOKEN = 24;
+
+/**
+ * A token has to be typed into the sign-in form or sent in an Authorization header, which trim and cannot carry a
+ * line break. Whitespace around one (a value read from a file with its newline) is refused, not trimmed — as a
+ * config secret is — and so is a control character inside (entries put on lines of their own rather than between
+ * commas): either way the API would be on with a token nobody can present. No message holds any token text.
+ */
+function tokenProblem(token: string): string | null {
+  if (token.trim() === '') return 'is empty or only whitespace';
+  if (token !== token.trim()) return 'starts or ends with whitespace (a line break read from a file?): remove it';
+  if (/[\u0000-\u001f\u007f]/.test(token)) return 'holds a line break or another control character: separate entries with commas';
+  return null;
+}
+
+/**
+ * `ONCEHOOK_ADMIN_TOKEN` and `ONCEHOOK_ADMIN_TOKENS="alice:tok1,bob:tok2"`; undefined (API off) when neither is set.
+ * A malformed entry is named by its position: what it holds may be token text.
+ */
 export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | undefined {
-  const labelled: Record<string, string> = {};
-  if (env.ONCEHOOK_ADMIN_TOKEN) labelled.admin = env.ONCEHOOK_ADMIN_TOKEN;
-  for (const entry of (env.ONCEHOOK_ADMIN_TOKENS ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  // A Map: a label like `constructor` or `__proto__` is a label, not a property every object already has.
+  const labelled = new Map<string, string>();
+  if (env.ONCEHOOK_ADMIN_TOKEN) {
+    const problem = tokenProblem(env.ONCEHOOK_ADMIN_TOKEN);
+    if (problem) throw new Error(`ONCEHOOK_ADMIN_TOKEN ${problem}`);
+    labelled.set('admin', env.ONCEHOOK_ADMIN_TOKEN);
+  }
+  // Spaces around an entry are the list's layout ("alice:tok1, bob:tok2"), not part of a token.
+  const entries = (env.ONCEHOOK_ADMIN_TOKENS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
+    const at = `ONCEHOOK_ADMIN_TOKENS: entry ${i + 1} of ${entries.length}`;
     const colon = entry.indexOf(':');
     const label = entry.slice(0, colon).trim();
     const token = entry.slice(colon + 1).trim();
     if (colon <= 0 || !/^[\w.@-]{1,64}$/.test(label) || token === '') {
-      throw new Error(`ONCEHOOK_ADMIN_TOKENS: each entry must be label:token (label of letters, digits, ._@-), not "${label || entry.slice(0, 20)}…"`);
+      throw new Error(`${at} is not label:token (a label of letters, digits and ._@-, a colon, then the token)`);
     }
-    if (label in labelled) throw new Error(`ONCEHOOK_ADMIN_TOKENS: the label "${label}" is used twice`);
-    labelled[label] = token;
+    const problem = tokenProblem(token);
+    if (problem) throw new Error(`${at} (${label}): its token ${problem}`);
+    if (labelled.has(label)) throw new Error(`${at}: the label "${label}" is used twice`);
+    labelled.set(label, token);
   }
-  return Object.keys(labelled).length > 0 ? labelled : undefined;
+  return labelled.size > 0 ? Object.fromEntries(labelled) : undefined;
+}
+
+/** The labels whose token is shorter than SHORT_TOKEN: start-up names them, never the tokens. */
+export function shortTokenLabels(setting: AdminTokenSetting): string[] {
+  return entriesOf(setting).filter(([, token]) => token !== '' && token.length < SHORT_TOKEN).map(([label]) => label);
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
@@ -25,13 +62,17 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 /** Knows the tokens and answers which label a presented token carries, in constant time. */
 export class AdminTokens {
   readonly #digests: { label: string; digest: Buffer }[];
+  /**
+   * A key for what is signed before anyone has signed in (the login form's nonce): every token's hash, in one
+   * order, so every web instance with the same tokens derives the same key and nobody without them can.
+   */
+  readonly loginSecret: Buffer;
 
   constructor(setting: AdminTokenSetting) {
-    const entries = typeof setting === 'string' ? [['admin', setting] as const] : Object.entries(setting);
-    this.#digests = entries.filter(([, token]) => token !== '').map(([label, token]) => ({ label, digest: digest(token) }));
-    if (new Set(this.#digests.map((d) => d.digest.toString('hex'))).size !== this.#digests.length) {
-      throw new Error('two admin tokens are equal: actions could not be told apart');
-    }
+    this.#digests = entriesOf(setting).filter(([, token]) => token !== '').map(([label, token]) => ({ label, digest: digest(token) }));
+    const hashes = this.#digests.map((d) => d.digest.toString('hex'));
+    if (new Set(hashes).size !== hashes.length) throw new Error('two admin tokens are equal: actions could not be told apart');
+    this.loginSecret = digest(`oncehook-login\n${hashes.sort().join('\n')}`);
   }
 
   get empty(): boolean {

@@ -30,6 +30,15 @@ function milliseconds(value: string): number {
   return n;
 }
 
+/** The admin tokens; a malformed setting stops start-up in one line, which names the entry at fault and no token. */
+function adminTokens() {
+  try {
+    return adminTokensFromEnv(process.env);
+  } catch (error) {
+    throw new StartFailure((error as Error).message);
+  }
+}
+
 function configOption() {
   return new Option('-c, --config <file>', 'the config file').env('ONCEHOOK_CONFIG').default(DEFAULT_CONFIG);
 }
@@ -85,6 +94,7 @@ program
       import('../gateway.ts'),
     ]);
     const logger = createLogger();
+    const adminToken = adminTokens();
     if (options.role !== 'all' && !process.env.DATABASE_URL) {
       // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.
       program.error(`--role ${options.role} shares work with other processes only through PostgreSQL: set DATABASE_URL`, {
@@ -138,7 +148,7 @@ program
         databaseUrl: process.env.DATABASE_URL,
         dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
         role: options.role,
-        adminToken: adminTokensFromEnv(process.env),
+        adminToken,
         forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency },
         shutdownTimeoutMs: options.shutdownTimeoutMs,
       }),

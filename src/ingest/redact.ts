@@ -1,7 +1,20 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** Headers that carry credentials on any sender, on top of each adapter's own signature headers. */
-const ALWAYS_REDACTED = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key']);
+const ALWAYS_REDACTED = new Set(['cookie']);
+
+/**
+ * Parts of a header name that say it holds a credential, whatever the sender calls it (`X-Gitlab-Token`,
+ * `X-Auth-Token`, `X-Shopify-Access-Token`, `X-Api-Key`, `Proxy-Authorization`), matched with `-` and `_`
+ * removed. Stored headers are only ever shown (the delivery page, the API): nothing reads a value back, so one
+ * redacted too eagerly costs nothing but its display.
+ */
+const CREDENTIAL_PARTS = ['token', 'secret', 'passw', 'session', 'credential', 'auth', 'apikey', 'accesskey', 'private', 'signature', 'hmac'];
+
+const holdsCredential = (name: string) => {
+  const bare = name.replace(/[-_]/g, '');
+  return CREDENTIAL_PARTS.some((part) => bare.includes(part));
+};
 
 const MAX_HEADER_VALUE = 1024;
 
@@ -20,7 +33,7 @@ export function headerRedactor(signatureHeaders: readonly string[]): (headers: I
     for (const [name, raw] of Object.entries(headers)) {
       if (raw === undefined) continue;
       const value = Array.isArray(raw) ? raw.join(', ') : raw;
-      if (secret.has(name) || name.includes('signature') || name.includes('hmac')) {
+      if (secret.has(name) || holdsCredential(name)) {
         kept[name] = '[redacted]';
       } else {
         kept[name] = value.length > MAX_HEADER_VALUE ? `${value.slice(0, MAX_HEADER_VALUE)}…` : value;

@@ -453,9 +453,15 @@ export type OperatorOutcome<T extends object = object> =
   | ({ done: true } & T)
   /**
    * Refused: the task's state then (null: no such task), whether its body was purged, and for a replay, an
-   * earlier replay of it that has not finished.
+   * earlier replay of it that has not finished, or a latest replay other than the one the person saw.
    */
-  | { done: false; state: string | null; bodyPurged: boolean; unsettledReplay?: string };
+  | { done: false; state: string | null; bodyPurged: boolean; unsettledReplay?: string; unseenReplay?: ReplaySeen };
+
+/** A replay asked for from a view that saw `after` as the task's latest replay (null: none), where it is `latest`. */
+export interface ReplaySeen {
+  after: string | null;
+  latest: string | null;
+}
 
 interface Guarded {
   taskId: string;
@@ -574,17 +580,25 @@ const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail: Recor
       returning id
     )`;
 
+/** The newest replay first: the reverse of the order a task's view lists them in (task-view.ts), whose last is the latest. */
+const LATEST_REPLAY_FIRST = sql`order by created_at desc, id desc`;
+
 /** The replays of `original` still on their way: a replay is a second effect, and two at once make a third. */
 const unsettledReplaysOf = (original: SQL) => sql`tasks r where r.replay_of = ${original} and r.state not in ${inList(FINISHED_STATES)}`;
 const withoutUnsettledReplay = sql`not exists (select 1 from ${unsettledReplaysOf(sql`tasks.id`)})`;
 
 /**
  * A deliberate second effect: a new task with a new ID, linked to this one, sending the same stored bytes.
- * Refused while an earlier replay of the task has not finished, so two people replaying at once (or a double
- * click) make one. Two statements in a transaction: the first locks the task, so the second, with a snapshot
- * of its own, sees any replay committed by whoever held the lock before.
+ * Refused while an earlier replay of the task has not finished, so two people replaying at once make one.
+ * With `after` — the latest replay the person saw (TaskView's replays, last), or null for none — it is also
+ * refused when that is no longer the latest: a second click after the first replay finished, or someone else's
+ * replay since, is not what the person decided on. The statements run in a transaction whose first locks the
+ * task, so the later ones, each with a snapshot of its own, see any replay committed by whoever held the lock.
  */
-export async function replayTask(db: Db, input: { taskId: string } & Decider): Promise<OperatorOutcome<{ replay: string }>> {
+export async function replayTask(
+  db: Db,
+  input: { taskId: string; after?: string | null | undefined } & Decider,
+): Promise<OperatorOutcome<{ replay: string }>> {
   return db.transaction(async (tx) => {
     const [current] = await rowsOf<{ state: string; purged: boolean }>(
       tx,
@@ -593,6 +607,11 @@ export async function replayTask(db: Db, input: { taskId: string } & Decider): P
     if (!current) return { done: false, state: null, bodyPurged: false };
     const refusal = { done: false, state: current.state, bodyPurged: current.purged } as const;
     if (current.purged || !(OPERATOR_RULES.replay.from as readonly string[]).includes(current.state)) return refusal;
+    if (input.after !== undefined) {
+      const [latest] = await rowsOf<{ id: string }>(tx, sql`select id from tasks where replay_of = ${input.taskId} ${LATEST_REPLAY_FIRST} limit 1`);
+      const seen = { after: input.after, latest: latest?.id ?? null };
+      if (seen.latest !== seen.after) return { ...refusal, unseenReplay: seen };
+    }
     const [unsettled] = await rowsOf<{ id: string }>(
       tx,
       sql`select r.id from ${unsettledReplaysOf(sql`${input.taskId}`)} limit 1`,

@@ -44,7 +44,8 @@ export async function taskView(db: Db, id: string) {
       .select({ id: tasks.id, state: tasks.state, createdAt: tasks.createdAt })
       .from(tasks)
       .where(eq(tasks.replayOf, id))
-      .orderBy(asc(tasks.createdAt)),
+      // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
+      .orderBy(asc(tasks.createdAt), asc(tasks.id)),
   ]);
   return { ...task, ledger, operatorActions: actions, replays };
 }

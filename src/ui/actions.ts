@@ -56,9 +56,13 @@ export async function decideFromForm(c: Context<UiEnv>, deps: UiDeps, kind: Oper
     case 'cancel':
       outcome = await cancelTask(db, { taskId, ...who });
       break;
-    case 'replay':
-      outcome = await replayTask(db, { taskId, ...who });
+    case 'replay': {
+      // What the page showed as the latest replay ('none', or its ID): a second click is refused, not a second replay.
+      const seen = field(form, 'after');
+      if (seen === '') return fail('This replay form is from an older page: reload the task, look at its replays, and try again.');
+      outcome = await replayTask(db, { taskId, after: seen === 'none' ? null : seen, ...who });
       break;
+    }
     case 'assign': {
       const name = owner.safeParse(field(form, 'owner'));
       if (!name.success) return fail('an owner name is at most 100 characters');

@@ -113,7 +113,7 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
       </div>
       {list.hasMore && list.nextCursor ? (
         <div class="pager">
-          <a href={`/ui/attention?${new URLSearchParams({ ...(q.state ? { state: q.state } : {}), cursor: list.nextCursor })}`}>Next page →</a>
+          <a href={`/ui/attention?${new URLSearchParams({ ...(q.state ? { state: q.state } : {}), limit: String(q.limit), order: q.order, cursor: list.nextCursor })}`}>Next page →</a>
         </div>
       ) : null}
     </>

@@ -2,9 +2,18 @@ import type { Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import { SESSION_COOKIE, SESSION_SECONDS } from './session.ts';
 
-/** The request came over https, directly or through a proxy that says so: cookies then carry Secure. */
+/** `proto` of the first (client-side) element of an RFC 7239 `Forwarded` header, lowercased. */
+const forwardedProto = (header: string | undefined) =>
+  /(?:^|;)\s*proto\s*=\s*"?([a-z][a-z0-9+.-]*)"?\s*(?:;|$)/i.exec(header?.split(',')[0] ?? '')?.[1]?.toLowerCase();
+
+/**
+ * The request came over https, directly or through a proxy that says so (`X-Forwarded-Proto` or `Forwarded`):
+ * cookies then carry Secure. Believing a client that claims https costs nothing: Secure only narrows a cookie.
+ */
 export const overHttps = (c: Context) =>
-  new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https';
+  new URL(c.req.url).protocol === 'https:' ||
+  c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https' ||
+  forwardedProto(c.req.header('forwarded')) === 'https';
 
 /** Every dashboard cookie: out of reach of scripts and of other sites, and only sent to /ui. */
 export const cookieOptions = (c: Context, maxAge: number) =>

@@ -70,6 +70,8 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
   const list = await listDeliveries(deps.store.db, filter, pageOf(q));
   const keep = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as Record<string, string>;
   const filtered = Object.keys(keep).length > 0;
+  // A page link keeps the filter, the page size and the direction: only the cursor changes.
+  const paged = { ...keep, limit: String(q.limit), order: q.order };
   const body = (
     <>
       <h1>Deliveries</h1>
@@ -108,8 +110,10 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
       </form>
       <div class="panel">{list.items.length === 0 ? <div class="empty">No deliveries{filtered ? ' match' : ' yet'}.</div> : <DeliveryTable rows={list.items} />}</div>
       <div class="pager">
-        {q.cursor ? <a href={`/ui/deliveries?${new URLSearchParams(keep)}`}>Newest</a> : null}
-        {list.hasMore && list.nextCursor ? <a href={`/ui/deliveries?${new URLSearchParams({ ...keep, cursor: list.nextCursor })}`}>Older →</a> : null}
+        {q.cursor ? <a href={`/ui/deliveries?${new URLSearchParams(paged)}`}>{q.order === 'asc' ? 'Oldest' : 'Newest'}</a> : null}
+        {list.hasMore && list.nextCursor ? (
+          <a href={`/ui/deliveries?${new URLSearchParams({ ...paged, cursor: list.nextCursor })}`}>{q.order === 'asc' ? 'Newer →' : 'Older →'}</a>
+        ) : null}
       </div>
     </>
   );

@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.ts';
+import type { SignInThrottle } from '../api/sign-in-throttle.ts';
 import type { AdminTokens } from '../api/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
@@ -14,4 +15,5 @@ export interface UiDeps {
   logger: Logger;
   /** The process's stats reader (its tallies count what arrived since the last view). */
   stats: () => Promise<Stats>;
+  throttle: SignInThrottle;
 }

@@ -1,10 +1,12 @@
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { clientAddress, type SignInThrottle } from '../api/sign-in-throttle.ts';
 import type { AdminTokens } from '../api/tokens.ts';
 import { clearSession, cookieOptions, setSession } from './cookies.ts';
+import { formLimit } from './form-limit.tsx';
 import { localPath } from './guard.tsx';
 import { Shell } from './layout.tsx';
-import { csrfMatches, LOGIN_COOKIE, loginNonce, signSession } from './session.ts';
+import { csrfMatches, LOGIN_COOKIE, LOGIN_SECONDS, loginNonce, loginNonceValid, signSession } from './session.ts';
 
 function LoginPage({ nonce, next, error }: { nonce: string; next: string; error?: string }) {
   return (
@@ -30,30 +32,41 @@ function LoginPage({ nonce, next, error }: { nonce: string; next: string; error?
   );
 }
 
+type LoginStatus = 200 | 401 | 403 | 429;
+
 /** A fresh form: the nonce goes into a cookie and into the form; a POST must bring both, equal. */
-function loginForm(c: Context, next: string, error?: string, status: 200 | 401 | 403 = 200) {
-  const nonce = loginNonce();
-  setCookie(c, LOGIN_COOKIE, nonce, cookieOptions(c, 30 * 60));
+function loginForm(c: Context, tokens: AdminTokens, next: string, error?: string, status: LoginStatus = 200) {
+  const nonce = loginNonce(tokens);
+  setCookie(c, LOGIN_COOKIE, nonce, cookieOptions(c, LOGIN_SECONDS));
   return c.html(<LoginPage nonce={nonce} next={next} error={error} />, status);
 }
 
-/** `/ui/login` and `/ui/logout`. */
-export function loginRoutes(tokens: AdminTokens): Hono {
+const EXPIRED = 'The sign-in form expired. Please try again.';
+
+/** `/ui/login`. */
+export function loginRoutes(tokens: AdminTokens, throttle: SignInThrottle): Hono {
   const app = new Hono();
 
-  app.get('/login', (c) => loginForm(c, localPath(c.req.query('next'), '/ui/attention')));
+  app.get('/login', (c) => loginForm(c, tokens, localPath(c.req.query('next'), '/ui/attention')));
 
-  app.post('/login', async (c) => {
+  // Login CSRF: a cross-site form cannot read or send our SameSite=Strict nonce cookie, and a nonce we did not
+  // sign is no nonce. Checked before the body is read: a stranger without one gets nothing read at all.
+  const nonceFirst: MiddlewareHandler = async (c, next) =>
+    loginNonceValid(tokens, getCookie(c, LOGIN_COOKIE)) ? next() : loginForm(c, tokens, '/ui/attention', EXPIRED, 403);
+
+  app.post('/login', nonceFirst, formLimit, async (c) => {
     const form = await c.req.parseBody();
     const next = localPath(form.next, '/ui/attention');
-    // Login CSRF: a cross-site form cannot read or send our SameSite=Strict nonce cookie.
-    const nonce = getCookie(c, LOGIN_COOKIE);
-    if (nonce === undefined || !csrfMatches(nonce, form._login)) {
-      return loginForm(c, next, 'The sign-in form expired. Please try again.', 403);
+    if (!csrfMatches(getCookie(c, LOGIN_COOKIE)!, form._login)) return loginForm(c, tokens, next, EXPIRED, 403);
+    const presented = typeof form.token === 'string' ? form.token.trim() : '';
+    const judged = throttle.judge(clientAddress(c), c.req.path, () => tokens.labelOf(presented));
+    if ('retryAfterSeconds' in judged) {
+      c.header('retry-after', String(judged.retryAfterSeconds));
+      const text = `Too many wrong tokens from your address (or from everywhere). Try again in ${judged.retryAfterSeconds} s.`;
+      return loginForm(c, tokens, next, text, 429);
     }
-    const label = typeof form.token === 'string' ? tokens.labelOf(form.token.trim()) : null;
-    const session = label === null ? null : signSession(tokens, label);
-    if (session === null) return loginForm(c, next, 'That token is not an admin token of this oncehook.', 401);
+    const session = 'label' in judged ? signSession(tokens, judged.label) : null;
+    if (session === null) return loginForm(c, tokens, next, 'That token is not an admin token of this oncehook.', 401);
     setSession(c, session);
     return c.redirect(next, 303);
   });
@@ -61,7 +74,10 @@ export function loginRoutes(tokens: AdminTokens): Hono {
   return app;
 }
 
-/** Logging out forgets the cookie; the signed value stays valid until it expires or its token is revoked. */
+/**
+ * Logging out forgets the cookie in this browser, and no more: sessions are not stored, so a copy of the signed
+ * value stays valid until it expires or its token is rotated or removed (the README says so).
+ */
 export function logout(c: Context): Response {
   clearSession(c);
   return c.redirect('/ui/login', 303);

@@ -7,7 +7,8 @@ import { attentionPage } from './attention.tsx';
 import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
-import { requireSession } from './guard.tsx';
+import { formLimit } from './form-limit.tsx';
+import { requireCsrf, requireSession } from './guard.tsx';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
 import { statsPage } from './stats.tsx';
@@ -35,8 +36,8 @@ export function uiRoutes(deps: UiDeps): Hono {
     return app as unknown as Hono;
   }
 
-  app.route('/', loginRoutes(tokens));
-  app.use('*', requireSession(tokens), databaseDeadline(deps.config.limits.writeStallMs));
+  app.route('/', loginRoutes(tokens, deps.throttle));
+  app.use('*', requireSession(tokens), formLimit, requireCsrf, databaseDeadline(deps.config.limits.writeStallMs));
   app.post('/logout', (c) => logout(c));
 
   app.get('/', (c) => c.redirect('/ui/attention', 303));

@@ -17,7 +17,7 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 const unb64 = (text: string) => Buffer.from(text, 'base64url').toString('utf8');
 
 /** One key per purpose, derived from the token's hash: a session signature can never pass as a CSRF token. */
-const mac = (secret: Buffer, purpose: 'session' | 'csrf', message: string) =>
+const mac = (secret: Buffer, purpose: 'session' | 'csrf' | 'login', message: string) =>
   createHmac('sha256', secret).update(`oncehook-ui:${purpose}\n${message}`).digest();
 
 /** Equal-length buffers compared in constant time; different lengths say nothing secret (a MAC's length is public). */
@@ -56,6 +56,23 @@ export function csrfMatches(expected: string, presented: unknown): boolean {
   return typeof presented === 'string' && sameBytes(Buffer.from(presented, 'utf8'), Buffer.from(expected, 'utf8'));
 }
 
-/** The login form has no session yet: a random nonce in a SameSite=Strict cookie, repeated in the form (double submit). */
+/**
+ * The login form has no session yet: a nonce in a SameSite=Strict cookie, repeated in the form (double submit).
+ * It is `random.expiry.signature`, signed under a key all the tokens determine (there is no label yet), so only
+ * a nonce this oncehook issued, in the last LOGIN_SECONDS, passes: a client cannot make up a matching pair.
+ */
 export const LOGIN_COOKIE = 'oncehook_login';
-export const loginNonce = () => randomBytes(24).toString('base64url');
+export const LOGIN_SECONDS = 30 * 60;
+
+export function loginNonce(tokens: AdminTokens, now = Date.now()): string {
+  const payload = `${randomBytes(18).toString('base64url')}.${Math.floor(now / 1000) + LOGIN_SECONDS}`;
+  return `${payload}.${mac(tokens.loginSecret, 'login', payload).toString('base64url')}`;
+}
+
+export function loginNonceValid(tokens: AdminTokens, value: string | undefined, now = Date.now()): boolean {
+  const match = /^([A-Za-z0-9_-]{24})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
+  if (!match) return false;
+  const [, random, expiry, signature] = match as unknown as [string, string, string, string];
+  if (Number(expiry) * 1000 <= now) return false;
+  return sameBytes(Buffer.from(signature, 'base64url'), mac(tokens.loginSecret, 'login', `${random}.${expiry}`));
+}

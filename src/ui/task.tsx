@@ -105,7 +105,14 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
       </div>
 
       <h2>Decide</h2>
-      <DecisionCards taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} owner={task.owner} csrf={c.get('csrf')} />
+      <DecisionCards
+        taskId={task.id}
+        state={task.state}
+        bodyPurged={task.bodyPurged}
+        owner={task.owner}
+        latestReplay={task.replays.at(-1)?.id ?? null}
+        csrf={c.get('csrf')}
+      />
 
       <h2>Attempts</h2>
       <div class="panel">

@@ -142,3 +142,75 @@ describe('the dashboard in a real browser', () => {
     expect(new URL(page.url()).pathname).toBe('/ui/login');
   });
 });
+
+describe('decisions in the browser are made on purpose', () => {
+  const signIn = async (token: string) => {
+    await page.goto(`${url}/ui/login`);
+    await page.fill('input[name=token]', token);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${url}/ui/attention`);
+  };
+
+  it('Enter in a row\'s reference or note field decides nothing: an awaiting_approval task is not approved', async () => {
+    await signIn(TOKENS.alice);
+    const answer = await post(url, 'shop', shopifyDelivery({ eventId: 'ui-order-3001', topic: 'orders/gated' }));
+    const gated = answer.json.tasks[0].id as string;
+    const listed = `${url}/ui/attention?state=awaiting_approval`;
+    await page.goto(listed);
+    const row = page.locator(`tr[id="${gated}"]`);
+    await row.locator('input[name=note]').fill('found it already in the CRM');
+    await row.locator('input[name=reference]').fill('CRM-42');
+    await row.locator('input[name=reference]').press('Enter');
+    await row.locator('input[name=note]').press('Enter');
+    // A submission would navigate; give it the time one takes.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(page.url()).toBe(listed);
+    const untouched = await adminApi(url, TOKENS.bob)(`/api/tasks/${gated}`);
+    expect(untouched.json).toMatchObject({ state: 'awaiting_approval', operatorActions: [] });
+
+    await row.locator('button', { hasText: 'Resolve' }).click();
+    await expect.poll(() => page.locator('.flash.ok').textContent()).toMatch(new RegExp(`${gated} — Resolved`));
+    expect((await adminApi(url, TOKENS.bob)(`/api/tasks/${gated}`)).json).toMatchObject({ state: 'succeeded', resultReference: 'CRM-42' });
+  });
+
+  it('a replay form sent again after its replay finished (a double click) is refused, not a second replay', async () => {
+    const api = adminApi(url, TOKENS.bob);
+    const done = (await api('/api/tasks?eventId=ui-order-2001')).json.items[0].id as string;
+    await page.goto(`${url}/ui/tasks/${done}`);
+    const form = page.locator(`form[action="/ui/tasks/${done}/replay"]`);
+    await form.locator('textarea').fill('the customer asked for it again');
+    const fields = { _csrf: await form.locator('input[name=_csrf]').inputValue(), after: await form.locator('input[name=after]').inputValue(), note: 'again' };
+    expect(fields.after).toBe('none');
+    await form.locator('button').click();
+    await page.waitForURL((to) => to.pathname.startsWith('/ui/tasks/') && !to.pathname.endsWith(done));
+    const replay = new URL(page.url()).pathname.split('/').at(-1)!;
+    await waitFor(async () => (await api(`/api/tasks/${replay}`)).json.state === 'succeeded', 20_000);
+
+    // The second click of a double click, as the page sent it, arriving once the first replay has finished.
+    const second = await page.request.post(`${url}/ui/tasks/${done}/replay`, { form: fields, maxRedirects: 0 });
+    expect(second.status()).toBe(303);
+    expect(second.headers().location).toBe(`/ui/tasks/${done}`);
+    await page.goto(`${url}/ui/tasks/${done}`);
+    expect(await page.locator('.flash.error').textContent()).toMatch(new RegExp(`was replayed as ${replay} after the view`));
+    expect((await api(`/api/tasks/${done}`)).json.replays).toHaveLength(1);
+    // The page now shows that replay, and a further one is a decision taken knowing it.
+    expect(await form.locator('input[name=after]').inputValue()).toBe(replay);
+    expect(await form.textContent()).toMatch(/Already replayed, latest as/);
+  });
+
+  it('page links keep the page size and the order, on deliveries and in the attention list', async () => {
+    const params = async (link: ReturnType<Page['locator']>) => new URL((await link.getAttribute('href'))!, url).searchParams;
+    await page.goto(`${url}/ui/deliveries?limit=2&order=asc`);
+    const firstPage = await page.locator('tbody tr td:nth-child(2)').allTextContents();
+    const newer = page.locator('.pager a', { hasText: 'Newer →' });
+    expect(Object.fromEntries(await params(newer))).toMatchObject({ limit: '2', order: 'asc', cursor: expect.any(String) });
+    await newer.click();
+    const secondPage = await page.locator('tbody tr td:nth-child(2)').allTextContents();
+    expect(secondPage).toHaveLength(2);
+    expect(secondPage.filter((id) => firstPage.includes(id))).toEqual([]);
+    expect(Object.fromEntries(await params(page.locator('.pager a', { hasText: 'Oldest' })))).toEqual({ limit: '2', order: 'asc' });
+
+    await page.goto(`${url}/ui/attention?limit=1&order=desc`);
+    expect(Object.fromEntries(await params(page.locator('.pager a')))).toMatchObject({ limit: '1', order: 'desc', cursor: expect.any(String) });
+  });
+});

@@ -262,6 +262,38 @@ describe('operator actions', () => {
     expect((await decide(crm, 'replay', { note: 'a third copy, on purpose' })).status).toBe(201);
   });
 
+  it('replay with "after": refused once the task has a replay the caller did not see, finished or not', async () => {
+    const db = gateway.store.db;
+    const { crm } = await newTasks();
+    await setState(db, crm, 'succeeded');
+    const first = await decide(crm, 'replay', { note: 'once', after: null });
+    expect(first.status).toBe(201);
+    // Finished: the rule about unsettled replays no longer stops a second one. The same click again must not make it.
+    await setState(db, first.json.id, 'succeeded');
+    const again = await decide(crm, 'replay', { note: 'the same click, 150 ms later', after: null });
+    expect(again.status).toBe(409);
+    expect(again.json.error).toEqual({
+      code: 'replay_stale',
+      message: `task ${crm} was replayed as ${first.json.id} after the view this replay was asked from (which saw no replay); look at ${first.json.id} first, and replay again only if one more effect is wanted`,
+    });
+    expect((await decide(crm, 'replay', { note: 'x', after: 't_not_its_replay' })).json.error.code).toBe('replay_stale');
+
+    // Having seen it, a person may decide on one more; then that one is the latest.
+    const second = await decide(crm, 'replay', { note: 'one more, on purpose', after: first.json.id });
+    expect(second.status).toBe(201);
+    await setState(db, second.json.id, 'succeeded');
+    expect((await api(`/api/tasks/${crm}`)).json.replays.map((r: { id: string }) => r.id)).toEqual([first.json.id, second.json.id]);
+    expect((await decide(crm, 'replay', { note: 'x', after: first.json.id })).json.error.message).toContain(`replayed as ${second.json.id}`);
+
+    const { crm: never } = await newTasks();
+    await setState(db, never, 'succeeded');
+    const named = await decide(never, 'replay', { note: 'x', after: first.json.id });
+    expect(named.json.error).toMatchObject({ code: 'replay_stale', message: expect.stringMatching(/has no replay/) });
+    expect((await decide(never, 'replay', { note: 'x', after: 7 })).status).toBe(400);
+    // Without "after", as before: only an unsettled replay refuses.
+    expect((await decide(crm, 'replay', { note: 'no guard' })).status).toBe(201);
+  });
+
   it('assign: names an owner on a task that needs a person, and unassigns', async () => {
     const { crm } = await newTasks();
     await setState(gateway.store.db, crm, 'needs_review');

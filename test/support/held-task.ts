@@ -8,7 +8,7 @@ import { spawnGateway, type GatewayProcess } from './process.ts';
 /**
  * A real `oncehook serve` on its own PGlite, with admin tokens, in front of a real downstream whose `hang`
  * action never answers: with no idempotency key and no lookup, each of its tasks lands in needs_review —
- * the case a person must settle. `ok` answers 201.
+ * the case a person must settle. `ok` answers 201; `gated` sends there too, once a person approves.
  */
 export interface HeldTaskRig {
   gateway: GatewayProcess;
@@ -24,6 +24,7 @@ export async function startHeldTaskRig(tokens: Record<string, string>): Promise<
   const config = shopConfig({
     hang: { url: `${downstream.url}/hang`, topics: ['orders/hang'], ...fast },
     ok: { url: `${downstream.url}/ok`, topics: ['orders/create'], ...fast },
+    gated: { url: `${downstream.url}/ok`, topics: ['orders/gated'], approval: 'required', ...fast },
   });
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
   const gateway = await spawnGateway({

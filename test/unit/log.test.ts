@@ -1,19 +1,6 @@
-import { Writable } from 'node:stream';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
-
-/** A logger writing into a list of parsed lines. */
-function capture() {
-  const lines: Array<Record<string, any>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: createLogger('info', stream), lines };
-}
+import { capture } from '../support/log-lines.ts';
 
 describe('logged errors', () => {
   it("keep a failed statement and the database's error, never the statement's parameters (bodies, headers)", () => {

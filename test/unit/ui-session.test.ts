@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { SignInThrottle } from '../../src/api/sign-in-throttle.ts';
 import { AdminTokens } from '../../src/api/tokens.ts';
+import { createLogger } from '../../src/log.ts';
 import type { UiEnv } from '../../src/ui/env.ts';
 import { uiRoutes } from '../../src/ui/routes.tsx';
-import { localPath, requireSession } from '../../src/ui/guard.tsx';
+import { localPath, requireCsrf, requireSession } from '../../src/ui/guard.tsx';
 import { csrfMatches, csrfToken, SESSION_COOKIE, SESSION_SECONDS, signSession, verifySession } from '../../src/ui/session.ts';
 
 const tokens = new AdminTokens({ alice: 'alice-secret-token', bob: 'bob-secret-token' });
@@ -57,7 +59,8 @@ describe('dashboard session cookies', () => {
   it('follow only /ui paths after login or a decision', () => {
     expect(localPath('/ui/tasks/t_1', '/ui')).toBe('/ui/tasks/t_1');
     expect(localPath('/ui/attention?state=failed', '/ui')).toBe('/ui/attention?state=failed');
-    for (const bad of ['https://evil.example', '//evil.example', '/ui//evil.example', '/api/tasks', '/uix', '/ui\\evil', undefined]) {
+    const unprintable = ['/ui/tasks\r\nSet-Cookie: x=1', '/ui/a\tb', '/ui/a b', '/ui/caf\u00e9', '/ui/\u2028'];
+    for (const bad of ['https://evil.example', '//evil.example', '/ui//evil.example', '/api/tasks', '/uix', '/ui\\evil', undefined, ...unprintable]) {
       expect(localPath(bad, '/ui')).toBe('/ui');
     }
   });
@@ -65,7 +68,7 @@ describe('dashboard session cookies', () => {
 
 describe('requireSession', () => {
   const app = new Hono<UiEnv>();
-  app.use('/ui/*', requireSession(tokens));
+  app.use('/ui/*', requireSession(tokens), requireCsrf);
   app.get('/ui/page', (c) => c.text(`hello ${c.get('actor')}`));
   app.post('/ui/do', (c) => c.text(`done by ${c.get('actor')}`));
   const session = signSession(tokens, 'bob')!;
@@ -103,7 +106,13 @@ describe('requireSession', () => {
 });
 
 describe('the dashboard routes without a database', () => {
-  const deps = { store: {} as never, config: { sources: {}, limits: { writeStallMs: 30_000 } } as never, logger: console as never, stats: {} as never };
+  const deps = {
+    store: {} as never,
+    config: { sources: {}, limits: { writeStallMs: 30_000 } } as never,
+    logger: console as never,
+    stats: {} as never,
+    throttle: new SignInThrottle(createLogger('silent')),
+  };
 
   it('are off, saying why, when no admin token is configured', async () => {
     const answer = await uiRoutes({ ...deps, tokens: null }).request('/attention');
@@ -114,7 +123,7 @@ describe('the dashboard routes without a database', () => {
   it('log in with the token into an HttpOnly, SameSite=Strict cookie for /ui, Secure behind https', async () => {
     const app = new Hono().route('/ui', uiRoutes({ ...deps, tokens }));
     const form = await app.request('/ui/login?next=%2Fui%2Fstats');
-    const nonce = /oncehook_login=([\w-]+)/.exec(form.headers.get('set-cookie') ?? '')![1]!;
+    const nonce = /oncehook_login=([\w.-]+)/.exec(form.headers.get('set-cookie') ?? '')![1]!;
     expect(await form.text()).toContain(`value="${nonce}"`);
     const login = (fields: Record<string, string>, cookie = `oncehook_login=${nonce}`) =>
       app.request('/ui/login', {
@@ -131,5 +140,9 @@ describe('the dashboard routes without a database', () => {
     const cookie = ok.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^oncehook_session=[\w.-]+; Max-Age=43200; Path=\/ui; HttpOnly; Secure; SameSite=Strict$/);
     expect(cookie).not.toContain('alice-secret-token');
+    // A `next` that cannot go into a Location header is dropped for the default, not answered with a 500.
+    const crlf = await login({ _login: nonce, token: 'alice-secret-token', next: '/ui/stats\r\nX-Evil: 1' });
+    expect(crlf.status).toBe(303);
+    expect(crlf.headers.get('location')).toBe('/ui/attention');
   });
 });

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { adminTokensFromEnv, AdminTokens, shortTokenLabels } from '../../../src/api/tokens.ts';
+
+const SECRET = 'pasted-s3cret-token-value';
+const refusal = (env: NodeJS.ProcessEnv) => {
+  try {
+    adminTokensFromEnv(env);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('accepted');
+};
+
+describe('adminTokensFromEnv', () => {
+  it('reads one token as "admin" and labelled ones, the spaces between entries being layout', () => {
+    expect(adminTokensFromEnv({ ONCEHOOK_ADMIN_TOKEN: 'one', ONCEHOOK_ADMIN_TOKENS: 'alice:two, bob:three ' })).toEqual({ admin: 'one', alice: 'two', bob: 'three' });
+    expect(adminTokensFromEnv({})).toBeUndefined();
+  });
+
+  it('names a malformed entry by its position, never showing what it holds', () => {
+    for (const entries of [`alice:tok1,${SECRET}`, `alice:tok1, :${SECRET}`, `alice:tok1,bad label:${SECRET}`, `alice:tok1,${SECRET}:`]) {
+      const message = refusal({ ONCEHOOK_ADMIN_TOKENS: entries });
+      expect(message).toMatch(/^ONCEHOOK_ADMIN_TOKENS: entry 2 of 2 is not label:token/);
+      expect(message).not.toContain(SECRET.slice(0, 6));
+    }
+  });
+
+  it('takes labels that are names of object properties, and refuses a label given twice', () => {
+    const setting = adminTokensFromEnv({ ONCEHOOK_ADMIN_TOKENS: 'constructor:t1,toString:t2,__proto__:t3,hasOwnProperty:t4' });
+    expect(Object.entries(setting!)).toEqual([['constructor', 't1'], ['toString', 't2'], ['__proto__', 't3'], ['hasOwnProperty', 't4']]);
+    expect(new AdminTokens(setting!).labelOf('t3')).toBe('__proto__');
+    expect(refusal({ ONCEHOOK_ADMIN_TOKENS: 'alice:t1,alice:t2' })).toBe('ONCEHOOK_ADMIN_TOKENS: entry 2 of 2: the label "alice" is used twice');
+    expect(refusal({ ONCEHOOK_ADMIN_TOKEN: 't0', ONCEHOOK_ADMIN_TOKENS: 'admin:t1' })).toMatch(/"admin" is used twice/);
+  });
+
+  it('refuses a token nobody could present: whitespace around it, a line break in it, only whitespace', () => {
+    for (const value of [`${SECRET}\n`, ` ${SECRET}`, '  ']) {
+      const message = refusal({ ONCEHOOK_ADMIN_TOKEN: value });
+      expect(message).toMatch(/^ONCEHOOK_ADMIN_TOKEN (starts or ends with whitespace|is empty or only whitespace)/);
+      expect(message).not.toContain(SECRET.slice(0, 6));
+    }
+    const lines = refusal({ ONCEHOOK_ADMIN_TOKENS: `alice:${SECRET}\nbob:${SECRET}x` });
+    expect(lines).toBe('ONCEHOOK_ADMIN_TOKENS: entry 1 of 1 (alice): its token holds a line break or another control character: separate entries with commas');
+  });
+});
+
+describe('shortTokenLabels', () => {
+  it('names the labels of tokens short enough to guess', () => {
+    expect(shortTokenLabels('dev')).toEqual(['admin']);
+    expect(shortTokenLabels({ alice: 'a'.repeat(23), bob: 'b'.repeat(24) })).toEqual(['alice']);
+  });
+});
