@@ -20,11 +20,13 @@ export async function startHeldTaskRig(tokens: Record<string, string>): Promise<
   const dir = mkdtempSync(join(tmpdir(), 'oncehook-admin-'));
   const downstream = await startDownstream();
   downstream.script('/hang', { otherwise: 'hang' });
-  const fast = { timeoutMs: 300, backoff: { initialMs: 20, maxMs: 100 } };
+  const backoff = { initialMs: 20, maxMs: 100 };
+  // `hang` gives up soon, so its tasks reach a person quickly; `ok` waits long enough that a loaded machine's
+  // slow answer is not taken for an unknown outcome, which would send the task to review too.
   const config = shopConfig({
-    hang: { url: `${downstream.url}/hang`, topics: ['orders/hang'], ...fast },
-    ok: { url: `${downstream.url}/ok`, topics: ['orders/create'], ...fast },
-    gated: { url: `${downstream.url}/ok`, topics: ['orders/gated'], approval: 'required', ...fast },
+    hang: { url: `${downstream.url}/hang`, topics: ['orders/hang'], timeoutMs: 300, backoff },
+    ok: { url: `${downstream.url}/ok`, topics: ['orders/create'], timeoutMs: 5_000, backoff },
+    gated: { url: `${downstream.url}/ok`, topics: ['orders/gated'], approval: 'required', timeoutMs: 5_000, backoff },
   });
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
   const gateway = await spawnGateway({
