@@ -40,7 +40,7 @@ describe('query plans', () => {
       { limit: 50, order: 'asc' as const, cursor },
       { limit: 50, order: 'desc' as const, cursor },
     ]) {
-      const plan = await planOf(listTasksSql({}, request));
+      const plan = await planOf(listTasksSql({}, request, []));
       expect(plan).toContain('task_refs_page_idx');
       expect(plan).not.toContain('Seq Scan');
     }
@@ -59,8 +59,8 @@ describe('query plans', () => {
     for (const heldRoutes of [[], ['shop/crm', 'shop/mail']]) {
       const attention = { heldRoutes };
       for (const query of [
-        listTasksSql({ attention }, { limit: 100, order: 'asc' }),
-        listTasksSql({ attention, states: ['pending'] }, { limit: 100, order: 'desc', cursor: Buffer.from('1234:t_x').toString('base64url') }),
+        listTasksSql({ attention }, { limit: 100, order: 'asc' }, []),
+        listTasksSql({ attention, states: ['pending'] }, { limit: 100, order: 'desc', cursor: Buffer.from('1234:t_x').toString('base64url') }, []),
         sql`select count(*) from tasks where ${attentionSql(heldRoutes)}`,
       ]) {
         const plan = await planOf(query);
@@ -86,7 +86,7 @@ describe('query plans', () => {
 
   it("an event's tasks are found through task_refs' event index, with or without a source", async () => {
     for (const filter of [{ source: 'shop', eventId: 'e_x' }, { eventId: 'e_x' }]) {
-      const plan = await planOf(listTasksSql(filter, { limit: 50, order: 'desc' }));
+      const plan = await planOf(listTasksSql(filter, { limit: 50, order: 'desc' }, []));
       expect(plan).toContain('task_refs_event_idx');
       expect(plan).not.toContain('Seq Scan');
     }

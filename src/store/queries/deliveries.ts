@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
-import { pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
+import { otherDatabasesXids, pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
 import { rowsOf } from '../rows.ts';
 
 export interface DeliveryFilter {
@@ -26,7 +26,7 @@ const columns = sql`d.id, d.source, d.delivery_id as "deliveryId", d.event_id as
   d.received_at as "receivedAt", d.decision, d.matched_delivery_id as "matchedDeliveryId", d.body_bytes as "bodyBytes"`;
 
 export async function listDeliveries(db: Db, filter: DeliveryFilter, request: PageRequest): Promise<Page<DeliveryRow>> {
-  const page = pageClauses(request, sql`d.txid`, sql`d.seq`, 'bigint');
+  const page = pageClauses(request, sql`d.txid`, sql`d.seq`, 'bigint', await otherDatabasesXids(db));
   const where = [page.where];
   if (filter.source !== undefined) where.push(sql`d.source = ${filter.source}`);
   if (filter.decision !== undefined) where.push(sql`d.decision = ${filter.decision}`);
