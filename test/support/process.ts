@@ -109,7 +109,8 @@ export function runCli(
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    // 'close', not 'exit': the process may exit before its last output has been read from the pipes.
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
 
