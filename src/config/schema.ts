@@ -115,34 +115,36 @@ export const sourceSchema = z
       .optional()
       .describe('past it, deliveries are answered 429 with Retry-After instead of queueing'),
   })
-  .superRefine((source, ctx) => {
-    if (source.adapter === 'generic-hmac' && !source.hmac) {
-      ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
-    }
-    if (source.adapter !== 'generic-hmac' && source.hmac) {
-      ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${source.adapter}` });
-    }
-    // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
-    // after the migrations, without its path, and passed check-config.
-    if (source.adapter === 'standard-webhooks') {
-      source.secrets.forEach((value, i) => {
-        if (wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
-          ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
-        }
-      });
-    }
-    for (const [id, action] of Object.entries(source.actions)) {
-      const signing = action.signingSecret;
-      if (signing !== undefined && wellFormed(signing) && !decodes(() => new Webhook(signing))) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['actions', id, 'signingSecret'],
-          message: 'not a Standard Webhooks secret: "whsec_" and base64',
-        });
-      }
-    }
-  });
+  // Run whatever else is wrong in the source (`when`), so a bad secret is listed beside a misspelt field; the
+  // parts read here may then be malformed themselves, and are left to their own problems.
+  .superRefine(checkSecretsAndOptions, { when: (payload) => typeof payload.value === 'object' && payload.value !== null });
 export type SourceConfig = z.output<typeof sourceSchema>;
+
+function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
+  const { adapter, hmac, secrets, actions } = source;
+  if (adapter === 'generic-hmac' && hmac === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
+  }
+  if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });
+  }
+  // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
+  // after the migrations, without its path, and passed check-config.
+  if (adapter === 'standard-webhooks' && Array.isArray(secrets)) {
+    secrets.forEach((value: unknown, i) => {
+      if (typeof value === 'string' && wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
+        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
+      }
+    });
+  }
+  if (typeof actions !== 'object' || actions === null) return;
+  for (const [id, action] of Object.entries(actions as Record<string, unknown>)) {
+    const signing = typeof action === 'object' && action !== null ? (action as { signingSecret?: unknown }).signingSecret : undefined;
+    if (typeof signing === 'string' && wellFormed(signing) && !decodes(() => new Webhook(signing))) {
+      ctx.addIssue({ code: 'custom', path: ['actions', id, 'signingSecret'], message: 'not a Standard Webhooks secret: "whsec_" and base64' });
+    }
+  }
+}
 
 /**
  * The `after` links of a source's actions: each names a sibling, and none comes back round. Run on the record

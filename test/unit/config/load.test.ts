@@ -110,6 +110,26 @@ describe('config', () => {
       'sources.hooks.actions.crm.signingSecret: not a Standard Webhooks secret: "whsec_" and base64',
     ]);
     expect(found.join('\n')).not.toMatch(/abc\$def|hunter2|not base64!/);
+
+    // Beside the source's other problems, not only once those are fixed.
+    const withTypos = problems({
+      sources: {
+        hooks: {
+          adapter: 'standard-webhooks',
+          secrets: ['hunter2!'],
+          retentoin: '30d',
+          actions: { crm: { url: 'https://crm.example', signingSecret: 'not base64!' } },
+        },
+        shop: { adapter: 'shopfy', secrets: ['x'], actions: { crm: { url: 'https://crm.example', signingSecret: 'not base64!' } } },
+      },
+    });
+    expect(withTypos).toEqual(expect.arrayContaining([
+      'sources.hooks.secrets[0]: a standard-webhooks secret must be base64, optionally prefixed with "whsec_"',
+      'sources.hooks.actions.crm.signingSecret: not a Standard Webhooks secret: "whsec_" and base64',
+      'sources.shop.actions.crm.signingSecret: not a Standard Webhooks secret: "whsec_" and base64',
+    ]));
+    expect(withTypos.some((p) => p.startsWith('sources.hooks: ') && p.includes('retentoin'))).toBe(true);
+    expect(withTypos.some((p) => p.startsWith('sources.shop.adapter'))).toBe(true);
   });
 
   it('refuses a blank secret and one with whitespace around it, each at its path and without its value', () => {
