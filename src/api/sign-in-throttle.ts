@@ -61,7 +61,8 @@ export class SignInThrottle {
   constructor(
     private readonly logger: Logger,
     private readonly limits = FAILED_SIGN_INS,
-    private readonly now = Date.now,
+    // Monotonic: a wall clock stepped back would leave every budget empty for as long as the step.
+    private readonly now = () => performance.now(),
   ) {
     this.#overall = new Bucket(limits.overall, now());
   }

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, scryptSync, timingSafeEqual } from 'node:crypto';
 
 /** The admin tokens by label: one (`ONCEHOOK_ADMIN_TOKEN`, labelled "admin") or several, so actions are attributable. */
 export type AdminTokenSetting = string | Readonly<Record<string, string>>;
@@ -19,6 +19,7 @@ function tokenProblem(token: string): string | null {
   if (token.trim() === '') return 'is empty or only whitespace';
   if (token !== token.trim()) return 'starts or ends with whitespace (a line break read from a file?): remove it';
   if (/[\u0000-\u001f\u007f]/.test(token)) return 'holds a line break or another control character: separate entries with commas';
+  if (/[^\u0000-\u00ff]/.test(token)) return 'holds a character an HTTP header cannot carry (past Latin-1): the API could never be given it';
   return null;
 }
 
@@ -59,20 +60,23 @@ export function shortTokenLabels(setting: AdminTokenSetting): string[] {
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
+/**
+ * The key a label's dashboard sessions are signed with. Slow on purpose (about 30 ms, once per token at start):
+ * a session cookie that leaks lets whoever holds it test guesses of the token offline, one derivation each.
+ * Every web instance with the same token derives the same key, so any of them can check a session.
+ */
+const sessionKey = (token: string) => scryptSync(token, 'oncehook-ui-session', 32, { N: 2 ** 14, r: 8, p: 1 });
+
 /** Knows the tokens and answers which label a presented token carries, in constant time. */
 export class AdminTokens {
-  readonly #digests: { label: string; digest: Buffer }[];
-  /**
-   * A key for what is signed before anyone has signed in (the login form's nonce): every token's hash, in one
-   * order, so every web instance with the same tokens derives the same key and nobody without them can.
-   */
-  readonly loginSecret: Buffer;
+  readonly #digests: { label: string; digest: Buffer; sessionKey: Buffer }[];
 
   constructor(setting: AdminTokenSetting) {
-    this.#digests = entriesOf(setting).filter(([, token]) => token !== '').map(([label, token]) => ({ label, digest: digest(token) }));
+    this.#digests = entriesOf(setting)
+      .filter(([, token]) => token !== '')
+      .map(([label, token]) => ({ label, digest: digest(token), sessionKey: sessionKey(token) }));
     const hashes = this.#digests.map((d) => d.digest.toString('hex'));
     if (new Set(hashes).size !== hashes.length) throw new Error('two admin tokens are equal: actions could not be told apart');
-    this.loginSecret = digest(`oncehook-login\n${hashes.sort().join('\n')}`);
   }
 
   get empty(): boolean {
@@ -90,8 +94,8 @@ export class AdminTokens {
     return found;
   }
 
-  /** The token of a label: the dashboard signs its sessions with it, so revoking a token ends its sessions. */
+  /** The session key of a label's token: revoking or rotating the token ends its sessions. */
   secretOf(label: string): Buffer | null {
-    return this.#digests.find((d) => d.label === label)?.digest ?? null;
+    return this.#digests.find((d) => d.label === label)?.sessionKey ?? null;
   }
 }

@@ -4,7 +4,8 @@ import type { AdminTokens } from '../api/tokens.ts';
 import { clearSession } from './cookies.ts';
 import type { UiEnv } from './env.ts';
 import { Problem } from './layout.tsx';
-import { csrfMatches, csrfToken, SESSION_COOKIE, verifySession } from './session.ts';
+import { clientAddress, type SignInThrottle } from '../api/sign-in-throttle.ts';
+import { csrfMatches, csrfToken, SESSION_COOKIE, sessionToCheck, verifySession } from './session.ts';
 
 /**
  * `/ui/...` paths only: a `next` or `back` from a form must not send the browser elsewhere. Printable ASCII
@@ -14,20 +15,31 @@ import { csrfMatches, csrfToken, SESSION_COOKIE, verifySession } from './session
 export const localPath = (path: unknown, fallback: string): string =>
   typeof path === 'string' && /^\/ui(\/[!-[\]-~]*)?$/.test(path) && !path.startsWith('/ui//') ? path : fallback;
 
-/** Signed in, or sent to the login page. Sets the actor and the session's CSRF token; reads no body. */
-export function requireSession(tokens: AdminTokens): MiddlewareHandler<UiEnv> {
+/**
+ * Signed in, or sent to the login page. Sets the actor and the session's CSRF token; reads no body. A cookie
+ * whose signature is checked is judged by the sign-in throttle like a presented token: a forged session is a
+ * guess of the token it would be signed with.
+ */
+export function requireSession(tokens: AdminTokens, throttle: SignInThrottle): MiddlewareHandler<UiEnv> {
   return async (c, next) => {
     const value = getCookie(c, SESSION_COOKIE);
-    const label = verifySession(tokens, value);
-    if (label === null || value === undefined) {
-      if (value !== undefined) clearSession(c);
-      const url = new URL(c.req.url);
-      const back = c.req.method === 'GET' ? `?next=${encodeURIComponent(url.pathname + url.search)}` : '';
-      return c.redirect(`/ui/login${back}`, 303);
+    if (value !== undefined && sessionToCheck(value)) {
+      const judged = throttle.judge(clientAddress(c), c.req.path, () => verifySession(tokens, value));
+      if ('retryAfterSeconds' in judged) {
+        c.header('retry-after', String(judged.retryAfterSeconds));
+        const why = `Too many wrong tokens or sessions from your address (or from everywhere). Try again in ${judged.retryAfterSeconds} s.`;
+        return c.html(<Problem status={429} message={why} />, 429);
+      }
+      if ('label' in judged) {
+        c.set('actor', judged.label);
+        c.set('csrf', csrfToken(tokens, judged.label, value));
+        return next();
+      }
     }
-    c.set('actor', label);
-    c.set('csrf', csrfToken(tokens, label, value));
-    await next();
+    if (value !== undefined) clearSession(c);
+    const url = new URL(c.req.url);
+    const back = c.req.method === 'GET' ? `?next=${encodeURIComponent(url.pathname + url.search)}` : '';
+    return c.redirect(`/ui/login${back}`, 303);
   };
 }
 

@@ -36,7 +36,7 @@ type LoginStatus = 200 | 401 | 403 | 429;
 
 /** A fresh form: the nonce goes into a cookie and into the form; a POST must bring both, equal. */
 function loginForm(c: Context, tokens: AdminTokens, next: string, error?: string, status: LoginStatus = 200) {
-  const nonce = loginNonce(tokens);
+  const nonce = loginNonce();
   setCookie(c, LOGIN_COOKIE, nonce, cookieOptions(c, LOGIN_SECONDS));
   return c.html(<LoginPage nonce={nonce} next={next} error={error} />, status);
 }
@@ -49,10 +49,10 @@ export function loginRoutes(tokens: AdminTokens, throttle: SignInThrottle): Hono
 
   app.get('/login', (c) => loginForm(c, tokens, localPath(c.req.query('next'), '/ui/attention')));
 
-  // Login CSRF: a cross-site form cannot read or send our SameSite=Strict nonce cookie, and a nonce we did not
-  // sign is no nonce. Checked before the body is read: a stranger without one gets nothing read at all.
+  // Login CSRF: a cross-site form cannot read or send our SameSite=Strict nonce cookie. Checked before the body
+  // is read: a client without one gets nothing read at all.
   const nonceFirst: MiddlewareHandler = async (c, next) =>
-    loginNonceValid(tokens, getCookie(c, LOGIN_COOKIE)) ? next() : loginForm(c, tokens, '/ui/attention', EXPIRED, 403);
+    loginNonceValid(getCookie(c, LOGIN_COOKIE)) ? next() : loginForm(c, tokens, '/ui/attention', EXPIRED, 403);
 
   app.post('/login', nonceFirst, formLimit, async (c) => {
     const form = await c.req.parseBody();

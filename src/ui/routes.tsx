@@ -37,7 +37,7 @@ export function uiRoutes(deps: UiDeps): Hono {
   }
 
   app.route('/', loginRoutes(tokens, deps.throttle));
-  app.use('*', requireSession(tokens), formLimit, requireCsrf, databaseDeadline(deps.config.limits.writeStallMs));
+  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, databaseDeadline(deps.config.limits.writeStallMs));
   app.post('/logout', (c) => logout(c));
 
   app.get('/', (c) => c.redirect('/ui/attention', 303));

@@ -3,7 +3,7 @@ import type { AdminTokens } from '../api/tokens.ts';
 
 /**
  * Dashboard sessions, stateless: the cookie holds `label.expiry.signature`, never the token. The signature is
- * an HMAC keyed by the hash of the label's token (AdminTokens.secretOf), so
+ * an HMAC keyed by a slow derivation of the label's token (AdminTokens.secretOf), so
  * - every web instance that knows the token can check a session without shared storage, and
  * - removing or rotating a token invalidates every session made with it at once.
  * The CSRF token of a session is a second HMAC over the cookie value under a different purpose, so it needs no
@@ -16,8 +16,8 @@ export const SESSION_SECONDS = 12 * 60 * 60;
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 const unb64 = (text: string) => Buffer.from(text, 'base64url').toString('utf8');
 
-/** One key per purpose, derived from the token's hash: a session signature can never pass as a CSRF token. */
-const mac = (secret: Buffer, purpose: 'session' | 'csrf' | 'login', message: string) =>
+/** One key per purpose, derived from the token's key: a session signature can never pass as a CSRF token. */
+const mac = (secret: Buffer, purpose: 'session' | 'csrf', message: string) =>
   createHmac('sha256', secret).update(`oncehook-ui:${purpose}\n${message}`).digest();
 
 /** Equal-length buffers compared in constant time; different lengths say nothing secret (a MAC's length is public). */
@@ -33,9 +33,20 @@ export function signSession(tokens: AdminTokens, label: string, now = Date.now()
   return `${payload}.${mac(secret, 'session', payload).toString('base64url')}`;
 }
 
+const SESSION_SHAPE = /^([A-Za-z0-9_-]{1,200})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
+
+/**
+ * A cookie value shaped like a session and not yet expired: one whose signature is then checked, which answers
+ * whether a guessed token was right — so checking it is a sign-in, and the throttle counts it.
+ */
+export function sessionToCheck(value: string | undefined, now = Date.now()): boolean {
+  const match = SESSION_SHAPE.exec(value ?? '');
+  return match !== null && Number(match[2]) * 1000 > now;
+}
+
 /** The label a cookie value was signed for, or null: malformed, expired, tampered, or its token is gone. */
 export function verifySession(tokens: AdminTokens, value: string | undefined, now = Date.now()): string | null {
-  const match = /^([A-Za-z0-9_-]{1,200})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
+  const match = SESSION_SHAPE.exec(value ?? '');
   if (!match) return null;
   const [, label64, expiry, signature] = match as unknown as [string, string, string, string];
   if (Number(expiry) * 1000 <= now) return null;
@@ -57,22 +68,14 @@ export function csrfMatches(expected: string, presented: unknown): boolean {
 }
 
 /**
- * The login form has no session yet: a nonce in a SameSite=Strict cookie, repeated in the form (double submit).
- * It is `random.expiry.signature`, signed under a key all the tokens determine (there is no label yet), so only
- * a nonce this oncehook issued, in the last LOGIN_SECONDS, passes: a client cannot make up a matching pair.
+ * The login form has no session yet: a random nonce in a SameSite=Strict cookie, repeated in the form (double
+ * submit), so a cross-site form cannot sign a browser in. It is not signed: no key exists before sign-in that a
+ * stranger may not learn from — one derived from the tokens let a single anonymous page load test guesses of
+ * the token offline — and a per-process key would refuse a form served by another web instance.
  */
 export const LOGIN_COOKIE = 'oncehook_login';
 export const LOGIN_SECONDS = 30 * 60;
 
-export function loginNonce(tokens: AdminTokens, now = Date.now()): string {
-  const payload = `${randomBytes(18).toString('base64url')}.${Math.floor(now / 1000) + LOGIN_SECONDS}`;
-  return `${payload}.${mac(tokens.loginSecret, 'login', payload).toString('base64url')}`;
-}
+export const loginNonce = (): string => randomBytes(18).toString('base64url');
 
-export function loginNonceValid(tokens: AdminTokens, value: string | undefined, now = Date.now()): boolean {
-  const match = /^([A-Za-z0-9_-]{24})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
-  if (!match) return false;
-  const [, random, expiry, signature] = match as unknown as [string, string, string, string];
-  if (Number(expiry) * 1000 <= now) return false;
-  return sameBytes(Buffer.from(signature, 'base64url'), mac(tokens.loginSecret, 'login', `${random}.${expiry}`));
-}
+export const loginNonceValid = (value: string | undefined): boolean => /^[A-Za-z0-9_-]{24}$/.test(value ?? '');

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SignInThrottle } from '../../src/api/sign-in-throttle.ts';
 import { AdminTokens } from '../../src/api/tokens.ts';
 import { uiRoutes } from '../../src/ui/routes.tsx';
-import { csrfToken, LOGIN_SECONDS, loginNonce, SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
+import { csrfToken, SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 import { capture } from '../support/log-lines.ts';
 import { streaming, watchedBody } from '../support/watched-body.ts';
 
@@ -36,17 +36,15 @@ function dashboard() {
 }
 
 describe('the sign-in form', () => {
-  it('takes only a nonce this oncehook signed, within its half hour, not a pair the client made up', async () => {
+  it('takes a form only with the nonce of its cookie, so a cross-site form cannot sign a browser in', async () => {
     const { form, login } = dashboard();
-    const madeUp = `${'A'.repeat(24)}.9999999999.${'B'.repeat(43)}`;
-    const elsewhere = loginNonce(new AdminTokens({ alice: 'another-oncehooks-token-0123' }));
-    const stale = loginNonce(tokens, Date.now() - LOGIN_SECONDS * 1000 - 1000);
-    for (const nonce of ['chosen-by-the-client', madeUp, elsewhere, stale]) {
-      const answer = await login({ _login: nonce, token: RIGHT }, nonce);
-      expect(answer.status, nonce).toBe(403);
+    const issued = await form();
+    const other = await form();
+    for (const [field, cookie] of [[issued, null], [issued, other], ['chosen-by-the-client', 'chosen-by-the-client']] as const) {
+      const answer = await login({ _login: field, token: RIGHT }, cookie);
+      expect(answer.status, `${field} / ${cookie}`).toBe(403);
       expect(await answer.text()).toContain('The sign-in form expired');
     }
-    const issued = await form();
     expect((await login({ _login: issued, token: RIGHT }, issued)).status).toBe(303);
   });
 
@@ -80,6 +78,25 @@ describe('the sign-in form', () => {
     expect(lines.filter((line) => line.msg === 'sign-in refused: not an admin token')).toHaveLength(10);
     expect(lines[0]).toMatchObject({ level: 40, path: '/ui/login' });
     expect(JSON.stringify(lines)).not.toMatch(/guess|alice-secret/);
+  });
+});
+
+describe('a session cookie', () => {
+  // Its signature answers whether a guessed token was right: a forged session is a guess like a sign-in.
+  it('that does not verify counts as a wrong token: past ten, 429 even for a real session', async () => {
+    const { app, lines } = dashboard();
+    const page = (value: string) => app.request('/ui/attention', { headers: { cookie: `${SESSION_COOKIE}=${value}` } });
+    const forged = signSession(new AdminTokens({ alice: 'a-guess-at-alices-token-000' }), 'alice')!;
+    for (let i = 0; i < 10; i++) expect((await page(forged)).status).toBe(303);
+    const real = await page(signSession(tokens, 'alice')!);
+    expect(real.status).toBe(429);
+    expect(Number(real.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(lines.filter((line) => line.msg === 'sign-in refused: not an admin token')).toHaveLength(10);
+    // An expired or malformed cookie checks nothing, so it is no guess: it only leads to the sign-in form.
+    const fresh = dashboard();
+    const expired = signSession(tokens, 'alice', Date.now() - 13 * 3600 * 1000)!;
+    for (let i = 0; i < 12; i++) expect((await fresh.app.request('/ui/attention', { headers: { cookie: `${SESSION_COOKIE}=${i % 2 ? expired : 'junk'}` } })).status).toBe(303);
+    expect(fresh.lines).toHaveLength(0);
   });
 });
 

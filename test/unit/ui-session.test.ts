@@ -68,7 +68,7 @@ describe('dashboard session cookies', () => {
 
 describe('requireSession', () => {
   const app = new Hono<UiEnv>();
-  app.use('/ui/*', requireSession(tokens), requireCsrf);
+  app.use('/ui/*', requireSession(tokens, new SignInThrottle(createLogger('silent'))), requireCsrf);
   app.get('/ui/page', (c) => c.text(`hello ${c.get('actor')}`));
   app.post('/ui/do', (c) => c.text(`done by ${c.get('actor')}`));
   const session = signSession(tokens, 'bob')!;
