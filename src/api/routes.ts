@@ -41,7 +41,12 @@ export function apiRoutes({ store, config, tokens, stats, throttle }: AdminDeps)
     return app as unknown as Hono;
   }
   // The token first: a stranger's body is never read, not even up to the limit.
-  app.use('/api/*', bearerAuth(tokens, throttle), apiBodyLimit, databaseDeadline(config.limits.writeStallMs));
+  const deadline = databaseDeadline(config.limits.writeStallMs);
+  app.use('/api/*', bearerAuth(tokens, throttle), apiBodyLimit, (c, next) =>
+    // A bulk decision is one statement over what may be hundreds of thousands of tasks, healthy however long it
+    // takes: a 503 while it still commits would invite asking again, and a second bulk replay is more effects.
+    c.req.path.startsWith('/api/tasks/bulk/') ? next() : deadline(c, next),
+  );
   app.route('/api/deliveries', deliveryRoutes({ store }));
   app.route('/api/tasks', taskRoutes({ store, config }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
