@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './store/connect.ts';
 import { TASK_STATES } from './store/decisions.ts';
-import { isUnresolved, needsAttention, summarize, type StateCount } from './store/queries/stats.ts';
+import { isUnresolved, needsAttention, summarize, together, type StateCount, type Summary } from './store/queries/stats.ts';
 import { taskTally } from './store/queries/task-tally.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
@@ -66,30 +66,41 @@ export function createMetrics() {
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 
+/** One scrape's reads: the tasks by state, and those a paused destination holds. */
+interface Read {
+  all: StateCount[];
+  held: Summary;
+}
+
 /**
  * Figures read from the database on each scrape, so every instance reports the same truth whoever did the
  * work. One task tally serves all of them, in time that follows the tasks in flight rather than all tasks
  * ever; a scrape while the database is down reports nothing for them rather than stale numbers or zeros
  * (absence is what alerts on `absent()` look for).
  */
-export function observeStore(metrics: Metrics, store: Store, tally: () => Promise<StateCount[]> = taskTally(store)): void {
-  let scrape: { at: number; states: Promise<StateCount[] | null> } | null = null;
+export function observeStore(
+  metrics: Metrics,
+  store: Store,
+  tally: () => Promise<StateCount[]> = taskTally(store),
+  held: () => Promise<Summary> = async () => ({ count: 0, oldestAgeSeconds: null }),
+): void {
+  let scrape: { at: number; read: Promise<Read | null> } | null = null;
   const states = () => {
     if (!scrape || performance.now() - scrape.at > 1000) {
-      scrape = { at: performance.now(), states: tally().catch(() => null) };
+      scrape = { at: performance.now(), read: Promise.all([tally(), held()]).then(([all, onHold]) => ({ all, held: onHold }), () => null) };
     }
-    return scrape.states;
+    return scrape.read;
   };
-  const gauge = (name: string, help: string, read: (all: StateCount[], set: (value: number, labels?: Record<string, string>) => void) => void, labelNames: string[] = []) =>
+  const gauge = (name: string, help: string, read: (scraped: Read, set: (value: number, labels?: Record<string, string>) => void) => void, labelNames: string[] = []) =>
     new Gauge({
       name,
       help,
       labelNames,
       registers: [metrics.registry],
       async collect() {
-        const all = await states();
+        const scraped = await states();
         this.reset();
-        if (all) read(all, (value, labels) => (labels ? this.set(labels, value) : this.set(value)));
+        if (scraped) read(scraped, (value, labels) => (labels ? this.set(labels, value) : this.set(value)));
         // reset() leaves an unlabeled gauge at 0, which would read as "none" and resolve alerts; removing its
         // one (empty) label set leaves the series out.
         else this.remove({});
@@ -99,21 +110,25 @@ export function observeStore(metrics: Metrics, store: Store, tally: () => Promis
   gauge(
     'oncehook_tasks',
     'Tasks by state, now',
-    (all, set) => Object.values(TASK_STATES).forEach((state) => set(all.find((s) => s.state === state)?.count ?? 0, { state })),
+    ({ all }, set) => Object.values(TASK_STATES).forEach((state) => set(all.find((s) => s.state === state)?.count ?? 0, { state })),
     ['state'],
   );
-  gauge('oncehook_confirmed_effects', 'Tasks whose effect is confirmed (by a 2xx, a lookup or a person)', (all, set) =>
+  gauge('oncehook_confirmed_effects', 'Tasks whose effect is confirmed (by a 2xx, a lookup or a person)', ({ all }, set) =>
     set(all.find((s) => s.state === 'succeeded')?.count ?? 0),
   );
-  gauge('oncehook_tasks_unresolved', 'Tasks not succeeded or cancelled, retries in flight included', (all, set) => set(summarize(all, isUnresolved).count));
-  gauge('oncehook_tasks_unresolved_oldest_seconds', 'Age of the oldest unresolved task (0 when none)', (all, set) =>
+  gauge('oncehook_tasks_unresolved', 'Tasks not succeeded or cancelled, retries in flight included', ({ all }, set) => set(summarize(all, isUnresolved).count));
+  gauge('oncehook_tasks_unresolved_oldest_seconds', 'Age of the oldest unresolved task (0 when none)', ({ all }, set) =>
     set(summarize(all, isUnresolved).oldestAgeSeconds ?? 0),
   );
-  gauge('oncehook_tasks_needing_attention', 'Tasks waiting for a person: needs_review, outcome_unknown, failed, awaiting_approval', (all, set) =>
-    set(summarize(all, needsAttention).count),
+  // The attention queue's length, as the dashboard and `tasks --attention` show it.
+  const attention = ({ all, held: onHold }: Read) => together(summarize(all, needsAttention), onHold);
+  gauge(
+    'oncehook_tasks_needing_attention',
+    'Tasks waiting for a person: needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds',
+    (scraped, set) => set(attention(scraped).count),
   );
-  gauge('oncehook_tasks_needing_attention_oldest_seconds', 'Age of the oldest task waiting for a person (0 when none)', (all, set) =>
-    set(summarize(all, needsAttention).oldestAgeSeconds ?? 0),
+  gauge('oncehook_tasks_needing_attention_oldest_seconds', 'Age of the oldest task waiting for a person (0 when none)', (scraped, set) =>
+    set(attention(scraped).oldestAgeSeconds ?? 0),
   );
   const syncs = store.diskSyncs;
   if (syncs) {

@@ -55,6 +55,14 @@ describe('the attention queue and a paused destination', () => {
     expect(refused.json.error.message).toMatch(/^state: succeeded: not among the states attention lists \(.*pending\)/);
   });
 
+  it('counts it in /api/stats and /metrics as the queue does', async () => {
+    const stats = (await api('/api/stats')).json;
+    expect(stats.needsAttention.count).toBe(2);
+    expect(stats.heldByPausedDestinations).toMatchObject({ count: 1, oldestAgeSeconds: expect.any(Number) });
+    const scrape = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(scrape).toMatch(/^oncehook_tasks_needing_attention 2$/m);
+  });
+
   it('shows it on the dashboard: in the queue and its tab, counted, and on its page, with the way out', async () => {
     const queue = await dashboard('/ui/attention');
     expect(queue).toContain(`id="${task.held}"`);

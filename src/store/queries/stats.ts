@@ -1,11 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Store } from '../connect.ts';
 import { DECISIONS, TASK_STATES } from '../decisions.ts';
-import { NEEDS_ATTENTION } from '../operator-rules.ts';
+import { AWAITING_DESTINATION, NEEDS_ATTENTION } from '../operator-rules.ts';
 import { rowsOf } from '../rows.ts';
 import { attemptClasses } from './attempt-classes.ts';
 import { deliveryTally } from './delivery-tally.ts';
-import { attentionSql } from './task-filter.ts';
+import { attentionSql, inList } from './task-filter.ts';
 import { taskTally } from './task-tally.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */
@@ -30,8 +30,10 @@ export interface Stats {
   confirmedEffects: number;
   /** Every task not yet succeeded or cancelled, retries in flight included: nothing unfinished is left out. */
   unresolved: { count: number; oldestAgeSeconds: number | null };
-  /** The part of it that waits for a person. */
-  needsAttention: { count: number; oldestAgeSeconds: number | null };
+  /** The part of it that waits for a person: the attention queue, held tasks included. */
+  needsAttention: Summary;
+  /** Tasks still to be sent that a paused destination holds, not waiting for a person otherwise. */
+  heldByPausedDestinations: Summary;
   pausedDestinations: number;
 }
 
@@ -63,15 +65,20 @@ export const needsAttention = (state: string) => NEEDS_ATTENTION.includes(state 
  * so a view costs what arrived since the last one, not the history; attempts are counted in short slices.
  * One reader per process, its task tally shared with `/metrics`.
  */
-export function statsReader(store: Store, tasks: () => Promise<StateCount[]> = taskTally(store)): () => Promise<Stats> {
+export function statsReader(
+  store: Store,
+  tasks: () => Promise<StateCount[]> = taskTally(store),
+  held: () => Promise<Summary> = async () => ({ count: 0, oldestAgeSeconds: null }),
+): () => Promise<Stats> {
   const { db } = store;
   const receipts = deliveryTally(store);
   return async () => {
-    const [[paused], decisions, attempts, states] = await Promise.all([
+    const [[paused], decisions, attempts, states, heldByPaused] = await Promise.all([
       rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),
       receipts(),
       attemptClasses(store),
       tasks(),
+      held(),
     ]);
     return {
       // A receipt claims a new event key exactly when it passes the delivery and event stages: it is then
@@ -83,10 +90,36 @@ export function statsReader(store: Store, tasks: () => Promise<StateCount[]> = t
       tasks: states,
       confirmedEffects: states.find((s) => s.state === TASK_STATES.succeeded)?.count ?? 0,
       unresolved: summarize(states, isUnresolved),
-      needsAttention: summarize(states, needsAttention),
+      // The attention queue's: waiting for a person on their own, or for one to resume their destination.
+      needsAttention: together(summarize(states, needsAttention), heldByPaused),
+      heldByPausedDestinations: heldByPaused,
       pausedDestinations: paused?.n ?? 0,
     };
   };
+}
+
+/** Held by a paused destination and not already waiting for a person on their own (an unknown outcome is). */
+const HELD_ONLY = AWAITING_DESTINATION.filter((state) => !NEEDS_ATTENTION.includes(state as never));
+
+/** The tasks still to be sent on `heldRoutes` (those of paused destinations) and counted nowhere else. */
+export async function heldCount(db: Db, heldRoutes: readonly string[]): Promise<Summary> {
+  const [row] = await rowsOf<Summary>(
+    db,
+    sql`select count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as "oldestAgeSeconds"
+        from tasks where state in ${inList(HELD_ONLY)} and source || '/' || action in ${inList(heldRoutes)}`,
+  );
+  return row ?? { count: 0, oldestAgeSeconds: null };
+}
+
+export interface Summary {
+  count: number;
+  oldestAgeSeconds: number | null;
+}
+
+/** Two disjoint groups of tasks as one: their counts added, the older of their oldest. */
+export function together(a: Summary, b: Summary): Summary {
+  const ages = [a.oldestAgeSeconds, b.oldestAgeSeconds].filter((age): age is number => age !== null);
+  return { count: a.count + b.count, oldestAgeSeconds: ages.length > 0 ? Math.max(...ages) : null };
 }
 
 /** The attention queue's length (attentionSql), for the navigation badge: cheap enough for every page. */
