@@ -58,6 +58,14 @@ const actionId = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters');
 
+function lookupUrlWorks(template: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(template.replaceAll('{key}', 't_0')).protocol);
+  } catch {
+    return false;
+  }
+}
+
 export const actionSchema = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
   idempotency: z
@@ -67,6 +75,9 @@ export const actionSchema = z.strictObject({
   lookup: z
     .string()
     .includes('{key}', { message: 'a lookup URL needs the {key} placeholder' })
+    // Checked as it will be used, with a task ID in place: a URL that does not parse failed every lookup at
+    // run time, each one recorded as a worker that stopped mid-attempt.
+    .refine((template) => lookupUrlWorks(template), { message: 'not an http(s) URL once {key} is filled in' })
     .optional()
     .describe('GET URL template answering whether the effect of task {key} exists'),
   topics: z.array(z.string().min(1)).min(1).optional(),

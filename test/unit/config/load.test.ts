@@ -246,6 +246,17 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
   });
 
+  it('refuses a lookup that is not an http(s) URL once {key} is filled in', () => {
+    for (const lookup of ['127.0.0.1:9090/mail?key={key}', 'htp:/127.0.0.1/x?key={key}', 'ftp://x.example/{key}']) {
+      const config = structuredClone(valid) as any;
+      config.sources.shop.actions.crm.lookup = lookup;
+      expect(problems(config, { SHOP_SECRET: 'x' }), lookup).toEqual(['sources.shop.actions.crm.lookup: not an http(s) URL once {key} is filled in']);
+    }
+    const config = structuredClone(valid) as any;
+    config.sources.shop.actions.crm.lookup = 'https://crm.example/effects?key={key}';
+    expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
