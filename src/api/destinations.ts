@@ -75,6 +75,19 @@ export async function destinationOf(store: Store, config: Config, task: TaskRout
   return (await destinations(store, config)).find((d) => d.origin === origin) ?? null;
 }
 
+/**
+ * The origin a person named, as destinations are recorded (`http://127.0.0.1:9090`): a trailing slash, a path,
+ * upper-case letters or a scheme's default port name the same one. Without a scheme, it stays as given.
+ */
+function originOf(named: string): string {
+  try {
+    const url = new URL(named);
+    return /^https?:$/.test(url.protocol) ? url.origin : named;
+  } catch {
+    return named;
+  }
+}
+
 /** `/api/destinations`: the downstream origins, and the way out of a pause after a 401 or 403. */
 export function destinationRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
@@ -82,11 +95,14 @@ export function destinationRoutes({ store, config }: { store: Store; config: Con
   app.get('/', async (c) => c.json({ items: await destinations(store, config) }));
 
   app.post('/:origin/resume', async (c) => {
-    const origin = c.req.param('origin');
+    const origin = originOf(c.req.param('origin'));
     const body = await readBody(c.req.raw, z.strictObject({ note }), '{"note": "credentials rotated"}');
     const outcome = await resumeDestination(store.db, { origin, note: body.note, actor: c.get('actor') });
     if (!outcome.done) {
-      if (!outcome.known) throw new HttpError(404, 'unknown_destination', `no standing is recorded for ${origin}; it is open (URL-encode the origin, e.g. https%3A%2F%2Fcrm.example)`);
+      if (!outcome.known) {
+        const known = (await destinations(store, config)).map((d) => d.origin).join(', ');
+        throw new HttpError(404, 'unknown_destination', `no destination ${origin} has been paused or cooled; the destinations are: ${known || 'none'}`);
+      }
       throw new HttpError(409, 'not_paused', `${origin} is not paused`);
     }
     return c.json({ items: (await destinations(store, config)).filter((d) => d.origin === origin) });

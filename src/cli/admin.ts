@@ -203,16 +203,8 @@ export function addAdminCommands(program: Command): void {
     .addOption(note())
     .action(
       run(async (c, origin: string, o: any) => {
-        try {
-          const answer = await call(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
-          return { answer, text: views.destinationsView(answer) };
-        } catch (error) {
-          // The API's message asks its callers to URL-encode the origin; this command already does, so that
-          // advice would send a person after a mistake they did not make.
-          if (!(error instanceof CliError) || error.body.error.code !== 'unknown_destination') throw error;
-          const message = `no standing is recorded for ${origin}: it is open, nothing to resume (oncehook destinations lists the origins by name)`;
-          throw new CliError(message, error.exitCode, 'unknown_destination');
-        }
+        const answer = await call(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
+        return { answer, text: views.destinationsView(answer) };
       }),
     );
 
