@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config/schema.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError, InputError } from '../errors.ts';
 import {
   approveTask,
   assignTask,
@@ -137,6 +137,11 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
   app.post('/bulk/:kind{retry|replay}', async (c) => {
     const kind = c.req.param('kind') as 'retry' | 'replay';
     const body = await readBody(c.req.raw, bulkBody, '{"state": "failed", "source": "shop", "note": "why", "dryRun": true}');
+    // A replay is a second effect of every task it selects, and replay's states include succeeded: a filter by
+    // source alone would redo every order that went through.
+    if (kind === 'replay' && body.state === undefined) {
+      throw new InputError('invalid_request', 'state: a bulk replay needs it (e.g. "failed"): every selected task is sent again, succeeded ones too');
+    }
     const filter = {
       states: body.state === undefined ? undefined : [body.state].flat(),
       source: body.source,

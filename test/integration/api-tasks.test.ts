@@ -326,6 +326,10 @@ describe('bulk retry and replay', () => {
     expect(done.json).toMatchObject({ dryRun: false, count: 3 });
     expect(new Set(done.json.tasks)).toEqual(new Set(made.map((m) => m.crm)));
 
+    // A replay by source alone would send every succeeded task again.
+    const unnamed = await api('/api/tasks/bulk/replay', { body: { source, note: 'resend all', dryRun: true } });
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.json.error.message).toMatch(/^state: a bulk replay needs it/);
     const replays = await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'resend all', dryRun: true } });
     expect(replays.json.count).toBe(3);
     const replayed = await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'resend all' } });
