@@ -51,7 +51,20 @@ export interface TaskExplanation {
  * `destination`: how the task's destination stands, for a task still to be sent. A paused one holds the task
  * until a person resumes it, though the task itself is only `pending`.
  */
-export function explainTask(task: TaskView, destination: DestinationView | null = null): TaskExplanation {
+/** What a step waiting for its predecessor (`after`) asks of a person, by the predecessor's state; null: nothing. */
+function waiting(before: { id: string; state: string }): string | null {
+  if (before.state === TASK_STATES.cancelled) {
+    return `It is sent only once ${before.id} succeeds, and that was cancelled: cancel this step too, or resolve it if it was done by hand.`;
+  }
+  if (before.state === TASK_STATES.pending || before.state === TASK_STATES.inProgress) return null;
+  return `It is sent once ${before.id} succeeds, which is ${before.state}: settle that one first (oncehook explain ${before.id}), or cancel this step, or resolve it if it was done by hand.`;
+}
+
+export function explainTask(
+  task: TaskView,
+  destination: DestinationView | null = null,
+  predecessor: { id: string; state: string } | null = null,
+): TaskExplanation {
   const last = task.ledger[task.ledger.length - 1];
   const lastWords = last
     ? `; last ${last.kind} #${last.number}: ${last.class ?? 'in flight'}${last.responseStatus ? ` (HTTP ${last.responseStatus})` : ''}`
@@ -78,8 +91,8 @@ export function explainTask(task: TaskView, destination: DestinationView | null 
     ? `Nothing is sent to ${paused.origin} while it is paused (since ${paused.pausedAt ? time(paused.pausedAt) : 'a refusal'}: ${paused.pausedReason ?? 'refused'}). Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task goes then.`
     : null;
   return {
-    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}${task.bodyPurged ? '; body purged by retention' : ''}`,
-    nextDecision: resume ?? next[task.state] ?? null,
+    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${task.bodyPurged ? '; body purged by retention' : ''}`,
+    nextDecision: resume ?? (predecessor ? waiting(predecessor) : null) ?? next[task.state] ?? null,
     allowedActions: decisionsFor(task.state, task.bodyPurged),
   };
 }

@@ -20,7 +20,7 @@ import type { Store } from '../store/connect.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES, OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
 import { listTasks } from '../store/queries/tasks.ts';
-import { taskView } from '../store/task-view.ts';
+import { predecessorOf, taskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
 import { destinationOf, heldBy, pausedRoutes } from './destinations.ts';
 import { explainTask } from './explain.ts';
@@ -116,7 +116,7 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
   const view = async (id: string) => {
     const task = await taskView(store.db, id);
     if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-    return { ...task, ...explainTask(task, await destinationOf(store, config, task)) };
+    return { ...task, ...explainTask(task, await destinationOf(store, config, task), await predecessorOf(store.db, task)) };
   };
 
   app.get('/', async (c) => {

@@ -51,3 +51,10 @@ export async function taskView(db: Db, id: string) {
 }
 
 export type TaskView = NonNullable<Awaited<ReturnType<typeof taskView>>>;
+
+/** The step a pending task waits for (its action's `after`), while that one has not succeeded: what holds it. */
+export async function predecessorOf(db: Db, task: { state: string; afterTaskId: string | null }): Promise<{ id: string; state: string } | null> {
+  if (task.state !== 'pending' || task.afterTaskId === null) return null;
+  const [before] = await db.select({ id: tasks.id, state: tasks.state }).from(tasks).where(eq(tasks.id, task.afterTaskId));
+  return before && before.state !== 'succeeded' ? before : null;
+}

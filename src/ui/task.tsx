@@ -3,7 +3,7 @@ import { destinationOf } from '../api/destinations.ts';
 import { explainTask } from '../api/explain.ts';
 import { HttpError } from '../errors.ts';
 import { taskBodySize } from '../store/queries/task-body.ts';
-import { taskView } from '../store/task-view.ts';
+import { predecessorOf, taskView } from '../store/task-view.ts';
 import { DecisionCards } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, bytes, Id, ms, Time } from './format.tsx';
@@ -28,7 +28,7 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
   const id = c.req.param('id') ?? '';
   const [task, size] = await Promise.all([taskView(deps.store.db, id), taskBodySize(deps.store.db, id)]);
   if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-  const { summary, nextDecision } = explainTask(task, await destinationOf(deps.store, deps.config, task));
+  const { summary, nextDecision } = explainTask(task, await destinationOf(deps.store, deps.config, task), await predecessorOf(deps.store.db, task));
 
   const body = (
     <>
