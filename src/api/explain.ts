@@ -81,6 +81,11 @@ export function explainTask(
       ? `It was not done${why}. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel.${by}`
       : `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
   };
+  // A replay that succeeded made the effect: a retry of this task, under its own key, would make it again.
+  const replayed = task.replays.findLast((replay) => replay.state === TASK_STATES.succeeded);
+  if (replayed && (task.state === TASK_STATES.failed || task.state === TASK_STATES.needsReview)) {
+    next[task.state] = `Its replay ${replayed.id} succeeded, so the effect exists: resolve this one with that replay's reference, or cancel it. A retry would send it again under this task's own key — a second effect.${by}`;
+  }
   const paused = destination?.status === 'paused' ? destination : null;
   const held = paused
     ? `; held: ${paused.origin} is paused`

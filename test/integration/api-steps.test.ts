@@ -40,4 +40,18 @@ describe('a step waiting for the one before it', () => {
     await setState(gateway.store.db, crm!, 'succeeded');
     expect((await api(`/api/tasks/${mail}`)).json.summary).not.toContain('waits for');
   });
+
+  // Following "retry" there sent the task again under its own key after the replay had made the effect.
+  it('a failed task whose replay succeeded says so, and that a retry would be a second effect', async () => {
+    const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'steps-2' }));
+    const crm = answer.json.tasks.find((t: { action: string }) => t.action === 'crm').id as string;
+    await setState(gateway.store.db, crm, 'failed');
+    const replay = await api(`/api/tasks/${crm}/replay`, { body: { note: 'the CRM is back' } });
+    expect(replay.status).toBe(201);
+    expect((await api(`/api/tasks/${crm}`)).json.nextDecision).toMatch(/^It was not done/);
+    await setState(gateway.store.db, replay.json.id, 'succeeded');
+    expect((await api(`/api/tasks/${crm}`)).json.nextDecision).toBe(
+      `Its replay ${replay.json.id} succeeded, so the effect exists: resolve this one with that replay's reference, or cancel it. A retry would send it again under this task's own key — a second effect. Nobody has taken it yet.`,
+    );
+  });
 });
