@@ -60,6 +60,10 @@ function waiting(before: { id: string; state: string }): string | null {
   return `It is sent once ${before.id} succeeds, which is ${before.state}: settle that one first (oncehook explain ${before.id}), or cancel this step, or resolve it if it was done by hand.`;
 }
 
+/** A ledger row as people read it: a lookup carries the number of the send it asks about. */
+export const ledgerName = (row: { kind: string; number: number }) =>
+  row.kind === 'lookup' ? `lookup of send #${row.number}` : `${row.kind} #${row.number}`;
+
 export function explainTask(
   task: TaskView,
   destination: DestinationView | null = null,
@@ -67,7 +71,7 @@ export function explainTask(
 ): TaskExplanation {
   const last = task.ledger[task.ledger.length - 1];
   const lastWords = last
-    ? `; last ${last.kind} #${last.number}: ${last.class ?? 'in flight'}${last.responseStatus ? ` (HTTP ${last.responseStatus})` : ''}`
+    ? `; last ${ledgerName(last)}: ${last.class ?? 'in flight'}${last.responseStatus ? ` (HTTP ${last.responseStatus})` : ''}`
     : '';
   const tries = `${task.attempts} send${task.attempts === 1 ? '' : 's'}${task.lookups > 0 ? `, ${task.lookups} lookup${task.lookups === 1 ? '' : 's'}` : ''}`;
   const why = task.lastError ? ` — ${task.lastError}` : '';

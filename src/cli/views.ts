@@ -1,3 +1,4 @@
+import { ledgerName } from '../api/explain.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
@@ -57,7 +58,7 @@ export function taskExplanation(task: any): string {
 
 export function taskView(task: any): string {
   const attempts = task.ledger.map((a: any) => [
-    `${a.kind} #${a.number}`,
+    ledgerName(a),
     age(a.startedAt),
     a.responseStatus,
     a.class ?? 'in flight',

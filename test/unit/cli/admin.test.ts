@@ -171,3 +171,19 @@ describe('oncehook resume', () => {
     expect(JSON.parse(json.stdout).error).toEqual(unknown.error);
   });
 });
+
+describe('oncehook show', () => {
+  // Every lookup of one unknown outcome carries the number of the send it asks about: "lookup #1" eight times
+  // read as one lookup repeated.
+  it('names a lookup by the send it asks about', async () => {
+    const ledger = [
+      { kind: 'send', number: 1, startedAt: '2024-01-01T00:00:00.000Z', responseStatus: null, class: 'unknown', durationMs: 10000, reference: null, error: 'timeout' },
+      { kind: 'lookup', number: 1, startedAt: '2024-01-01T00:00:20.000Z', responseStatus: 404, class: 'not_found', durationMs: 3, reference: null, error: null },
+    ];
+    answers.set('/api/tasks/t_1', { status: 200, body: taskAnswer({ id: 't_1', ledger }) });
+    const shown = await oncehook('show', 't_1');
+    expect(shown.stdout).toMatch(/^send #1 /m);
+    expect(shown.stdout).toMatch(/^lookup of send #1 /m);
+  });
+});
+
