@@ -74,6 +74,12 @@ function databaseFailure(error: SystemError, databaseUrl: string): StartFailure 
       return new StartFailure(`${at} refused the login: ${said} — check the user in DATABASE_URL, and that the server's pg_hba.conf admits this host (and its sslmode)`);
     case 'ECONNREFUSED':
       return new StartFailure(`cannot reach ${at}: connection refused — start PostgreSQL there, or correct the host and port in DATABASE_URL`);
+    // sslmode=require against a server without TLS: the server answers the TLS request with "no" and the
+    // client gives up the connection.
+    case 'ECONNRESET':
+      return /TLS/.test(said)
+        ? new StartFailure(`cannot reach ${at}: the server closed the connection before TLS was set up — it may not accept TLS: enable ssl on the server, or drop sslmode=require from DATABASE_URL`)
+        : new StartFailure(`cannot reach ${at}: the connection was reset — check the host and port in DATABASE_URL, and any proxy in between`);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new StartFailure(`cannot reach ${at}: no such host — correct the host in DATABASE_URL`);

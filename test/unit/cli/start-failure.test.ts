@@ -27,6 +27,10 @@ describe('start-up failures', () => {
       (await starting('postgres://app:s3cret@db/x', () => Promise.reject(Object.assign(new Error(message), { code }))).catch((error: Error) => error)).message;
     expect(await said('28000', 'no pg_hba.conf entry for host "10.0.0.5", user "app", database "x", no encryption')).toMatch(/pg_hba\.conf admits this host/);
     expect(await said('28P01', 'password authentication failed for user "app"')).toMatch(/correct the user or password in DATABASE_URL$/);
+    // sslmode=require against a server without TLS.
+    expect(await said('ECONNRESET', 'Client network socket disconnected before secure TLS connection was established')).toBe(
+      'cannot reach PostgreSQL at db/x: the server closed the connection before TLS was set up — it may not accept TLS: enable ssl on the server, or drop sslmode=require from DATABASE_URL',
+    );
   });
 
   it('blames --host, not the database, for a listening address that does not resolve', async () => {
