@@ -67,7 +67,10 @@ function lookupUrlWorks(template: string): boolean {
 }
 
 export const actionSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }),
+  url: z
+    .url({ protocol: /^https?$/ })
+    // Only a lookup is a template: a placeholder here would be sent as written, to a URL that is not meant.
+    .refine((url) => !/\{[^}]*\}|%7B[^%]*%7D/i.test(url), { message: 'a url is not a template: only lookup takes a placeholder ({key})' }),
   idempotency: z
     .enum(['key', 'none'])
     .default('none')
@@ -80,7 +83,15 @@ export const actionSchema = z.strictObject({
     .refine((template) => lookupUrlWorks(template), { message: 'not an http(s) URL once {key} is filled in' })
     .optional()
     .describe('GET URL template answering whether the effect of task {key} exists'),
-  topics: z.array(z.string().min(1)).min(1).optional(),
+  topics: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .refine((topic) => topic === topic.trim(), { message: 'spaces around a topic: it would never match a delivery\'s topic' }),
+    )
+    .min(1)
+    .optional(),
   timeoutMs: z.int().positive().default(10_000),
   maxAttempts: z.int().min(1).max(100).default(8),
   keyRetention: duration.prefault('24h').describe('how long the downstream keeps idempotency keys'),

@@ -257,6 +257,16 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
   });
 
+  it('refuses a topic with spaces around it and a placeholder in a url, which would never work as meant', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.actions.crm.topics = ['orders/create '];
+    config.sources.shop.actions.crm.url = 'https://crm.example/orders/{eventId}';
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      'sources.shop.actions.crm.url: a url is not a template: only lookup takes a placeholder ({key})',
+      "sources.shop.actions.crm.topics[0]: spaces around a topic: it would never match a delivery's topic",
+    ]);
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
