@@ -55,7 +55,8 @@ interface ServeOptions {
 
 const program = new Command('oncehook')
   .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
-  .showHelpAfterError();
+  // A hint, not the whole help: printed after the error, twenty commands' worth buried the one line that mattered.
+  .showHelpAfterError('(add --help to see how the command is used)');
 
 program
   .command('serve', { isDefault: true })
