@@ -48,7 +48,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
     writtenAgain: (receipt) => ({ ...receipt, id: receiptId() }),
   });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
-  app.post('/in/:source', async (c) => {
+  // `/in/shop/` too: a webhook URL pasted with a trailing slash otherwise had every delivery answered 404.
+  app.on('POST', ['/in/:source', '/in/:source/'], async (c) => {
     const started = performance.now();
     const sourceId = c.req.param('source');
     const source = config.sources[sourceId];

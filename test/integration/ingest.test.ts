@@ -58,6 +58,14 @@ describe('POST /in/{source}', () => {
     expect(JSON.stringify(receipt!.headers)).not.toContain(delivery.headers['x-shopify-hmac-sha256']);
   });
 
+  // A webhook URL pasted with a trailing slash had every delivery answered 404.
+  it('takes a delivery at /in/{source}/ as at /in/{source}', async () => {
+    const answer = await post(gateway.url, 'shop/', shopifyDelivery({ eventId: 'e-slash', webhookId: 'w-slash' }));
+    expect(answer.status).toBe(200);
+    expect(answer.json.decision).toBe('accepted');
+    expect((await post(gateway.url, 'shop//', shopifyDelivery({ eventId: 'e-slash2' }))).status).toBe(404);
+  });
+
   it('answers a retried delivery as duplicate_delivery, naming the first receipt', async () => {
     const delivery = shopifyDelivery({ eventId: 'e-retry', webhookId: 'w-retry' });
     const first = await post(gateway.url, 'shop', delivery);
