@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './store/connect.ts';
 import { TASK_STATES } from './store/decisions.ts';
-import { isUnresolved, needsAttention, summarize, together, type StateCount, type Summary } from './store/queries/stats.ts';
+import { isUnresolved, needsAttention, noneHeld, summarize, together, type StateCount, type Summary } from './store/queries/stats.ts';
 import { taskTally } from './store/queries/task-tally.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
@@ -82,7 +82,7 @@ export function observeStore(
   metrics: Metrics,
   store: Store,
   tally: () => Promise<StateCount[]> = taskTally(store),
-  held: () => Promise<Summary> = async () => ({ count: 0, oldestAgeSeconds: null }),
+  held: () => Promise<Summary> = noneHeld,
 ): void {
   let scrape: { at: number; read: Promise<Read | null> } | null = null;
   const states = () => {

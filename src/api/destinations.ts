@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import { resumeDestination } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
-import { heldCount, type Summary } from '../store/queries/stats.ts';
+import { heldCount, noneHeld, type Summary } from '../store/queries/stats.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
 import { listDestinations, type DestinationRow } from '../store/queries/destinations.ts';
 import type { AdminEnv } from './auth.ts';
@@ -56,7 +56,7 @@ export async function pausedRoutes(store: Store, config: Config): Promise<Map<st
  */
 export async function heldTasks(store: Store, config: Config): Promise<Summary> {
   const routes = [...(await pausedRoutes(store, config)).keys()];
-  if (routes.length === 0) return { count: 0, oldestAgeSeconds: null };
+  if (routes.length === 0) return noneHeld();
   return heldCount(store.db, routes);
 }
 

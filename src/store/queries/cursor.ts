@@ -2,6 +2,16 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { rowsOf } from '../rows.ts';
 
+/** The backends of the server's other databases holding a transaction ID. */
+const OTHER_DATABASES = sql`pg_stat_activity where backend_xid is not null and datname is distinct from current_database()`;
+
+/** The oldest transaction still running, leaving out those `others` (a query of 32-bit xids) names. */
+function horizonOutside(others: SQL): SQL {
+  return sql`coalesce(
+  (select min(x) from pg_snapshot_xip(pg_current_snapshot()) x where x::text::bigint % 4294967296 not in (${others})),
+  pg_snapshot_xmax(pg_current_snapshot()))`;
+}
+
 /**
  * Cursor pages that neither skip nor repeat while rows are being inserted.
  *
@@ -20,12 +30,7 @@ import { rowsOf } from '../rows.ts';
  * never skipping. The tallies use it as it is: a late horizon only makes their next read count a little more.
  * Pages read the other databases first (`horizonBeside`), so that a row committed before the request is shown.
  */
-export const horizon = sql`coalesce(
-  (select min(x) from pg_snapshot_xip(pg_current_snapshot()) x
-   where x::text::bigint % 4294967296 not in (
-     select backend_xid::text::bigint from pg_stat_activity
-     where backend_xid is not null and datname is distinct from current_database())),
-  pg_snapshot_xmax(pg_current_snapshot()))`;
+export const horizon = horizonOutside(sql`select backend_xid::text::bigint from ${OTHER_DATABASES}`);
 
 /**
  * The transactions other databases of the server are running now, for `horizonBeside`. In a statement of its
@@ -38,17 +43,14 @@ export const horizon = sql`coalesce(
 export async function otherDatabasesXids(db: Db): Promise<string[]> {
   const [row] = await rowsOf<{ xids: string }>(
     db,
-    sql`select coalesce(json_agg(backend_xid::text), '[]')::text as xids from pg_stat_activity
-        where backend_xid is not null and datname is distinct from current_database()`,
+    sql`select coalesce(json_agg(backend_xid::text), '[]')::text as xids from ${OTHER_DATABASES}`,
   );
   return JSON.parse(row!.xids) as string[];
 }
 
 /** The horizon, with `others` (from `otherDatabasesXids`, read just before) placed in other databases. */
-export const horizonBeside = (others: readonly string[]) => sql`coalesce(
-  (select min(x) from pg_snapshot_xip(pg_current_snapshot()) x
-   where x::text::bigint % 4294967296 not in (select jsonb_array_elements_text(${JSON.stringify(others)}::jsonb)::bigint)),
-  pg_snapshot_xmax(pg_current_snapshot()))`;
+export const horizonBeside = (others: readonly string[]) =>
+  horizonOutside(sql`select jsonb_array_elements_text(${JSON.stringify(others)}::jsonb)::bigint`);
 
 export type Order = 'asc' | 'desc';
 
