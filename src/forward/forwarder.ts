@@ -79,6 +79,8 @@ export class Forwarder {
   #sending = 0;
   #ticking: Promise<void> | null = null;
   #reclaimedAt = -Infinity;
+  /** When the last claim looked, in database time. */
+  #claimedAt: string | null = null;
   #lookedAt = performance.now();
   #again = false;
   #stopped = false;
@@ -163,17 +165,15 @@ export class Forwarder {
   async #tick(): Promise<void> {
     let wait = this.#options.pollMs;
     try {
-      let claimedAt: number;
       do {
         this.#again = false;
         if (this.#refillWaits()) return;
         // The claim first: a task that just arrived is not kept waiting behind the look for expired leases.
-        claimedAt = performance.now();
         await this.#claim();
         await this.#reclaim();
       } while (this.#again && !this.#stopped);
       if (this.#freeSlots() > 0) {
-        const due = await this.#onQueue((db) => nextDueInMs(db, performance.now() - claimedAt));
+        const due = await this.#onQueue((db) => nextDueInMs(db, this.#claimedAt));
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {
@@ -246,7 +246,8 @@ export class Forwarder {
     this.#refillDue = false;
     // A claim abandoned after it committed leaves its tasks leased with their ledger rows open: the leases
     // expire and are reclaimed as unknown outcomes, never sent blindly.
-    const claimed = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free }));
+    const { tasks: claimed, at } = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free }));
+    this.#claimedAt = at;
     this.#drained = claimed.length < free;
     if (!this.#drained) this.#again = true;
     for (const task of claimed) {

@@ -190,29 +190,43 @@ export interface ClaimedTask {
 export async function claimTasks(
   db: Db,
   input: { owner: string; routes: readonly ClaimRoute[]; limit: number },
-): Promise<ClaimedTask[]> {
-  if (input.limit <= 0 || input.routes.length === 0) return [];
-  return rowsOf<ClaimedTask>(
+): Promise<Claim> {
+  if (input.limit <= 0 || input.routes.length === 0) return { tasks: [], at: null };
+  // The claim's own time comes back even when nothing was due: the look at the next due time compares in
+  // database time, whatever time passed in this process or on the way to the server.
+  const rows = await rowsOf<ClaimedTask & { claimedAt: string }>(
     db,
-    sql`${PREPARED}select * from oncehook_claim_tasks(${input.owner}, ${JSON.stringify(input.routes)}::jsonb, ${input.limit}::int)`,
+    sql`${PREPARED}select now() as "claimedAt", c.* from (select) as look
+        left join lateral oncehook_claim_tasks(${input.owner}, ${JSON.stringify(input.routes)}::jsonb, ${input.limit}::int) as c on true`,
   );
+  const tasks: ClaimedTask[] = [];
+  for (const { claimedAt: _, ...task } of rows) if (task.id !== null) tasks.push(task);
+  return { tasks, at: rows[0]!.claimedAt };
+}
+
+export interface Claim {
+  tasks: ClaimedTask[];
+  /** When the claim looked, as the database writes the time (to the microsecond); null when it did not ask. */
+  at: string | null;
 }
 
 /**
  * Milliseconds until the next task may be due (0 when one already is), or null when nothing waits.
- * `sinceClaimMs`: how long ago the last claim looked.
+ * `claimedAt`: when the last claim looked, in database time (null: just now).
  */
-export async function nextDueInMs(db: Db, sinceClaimMs: number): Promise<number | null> {
+export async function nextDueInMs(db: Db, claimedAt: string | null): Promise<number | null> {
   // Only times after the last claim: a task due before it and not claimed is either locked by another worker
   // or blocked (a paused destination, a step waiting for its sibling), and a notification or the poll brings
-  // it back; one that fell due since (a short backoff) is due now. No `greatest(0, …)` in the statement: it
-  // skips nulls, so "nothing waits" came back as 0, and an idle forwarder looked again every 10 ms instead
+  // it back; one that fell due since (a short backoff) is due now. The claim's time is the database's own:
+  // measured in this process instead, a statement that started late on a busy machine put the line after a
+  // retry that fell due in between, and the retry waited for the poll. No `greatest(0, …)` in the statement:
+  // it skips nulls, so "nothing waits" came back as 0, and an idle forwarder looked again every 10 ms instead
   // of every poll (measured: 160 statements a second on an idle gateway).
   const [row] = await rowsOf<{ ms: number | null }>(
     db,
     sql`${PREPARED}select (extract(epoch from least(
         (select min(next_attempt_at) from tasks where state in ('pending', 'outcome_unknown')
-           and next_attempt_at > now() - ${Math.ceil(sinceClaimMs)} * interval '1 millisecond'),
+           and next_attempt_at > coalesce(${claimedAt}::timestamptz, now())),
         (select min(cooldown_until) from destinations where cooldown_until > now()),
         (select min(lease_expires_at) from tasks where state = 'in_progress')
       ) - now()) * 1000)::float8 as ms`,

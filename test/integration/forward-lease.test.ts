@@ -57,7 +57,7 @@ async function deliver(topic: string): Promise<string> {
 
 /** Claims the task as a worker that then dies: the claim and its ledger row are all it leaves. */
 async function claimAndDie(id: string) {
-  const claimed = await claimTasks(db(), { owner: 'dead-worker', routes: routes(), limit: 10 });
+  const { tasks: claimed } = await claimTasks(db(), { owner: 'dead-worker', routes: routes(), limit: 10 });
   expect(claimed.map((t) => t.id)).toEqual([id]);
   return claimed[0]!;
 }
@@ -148,10 +148,10 @@ describe('leases', () => {
     // it (keyed, within retention) while the first attempt's answer is still on its way.
     const id = await deliver('keyed');
     const owner = 'stalled-worker';
-    const [first] = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
+    const { tasks: [first] } = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
     await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
     expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
-    const [second] = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
+    const { tasks: [second] } = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
     expect(second).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
 
     const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', decision: 'failed', state: 'failed' } as const;
@@ -166,7 +166,7 @@ describe('leases', () => {
 
   it('a finish sent again after its commit (the answer lost on the way) changes neither the task nor the ledger', async () => {
     const id = await deliver('plain');
-    const [claimed] = await claimTasks(db(), { owner: 'resending-worker', routes: routes(), limit: 10 });
+    const { tasks: [claimed] } = await claimTasks(db(), { owner: 'resending-worker', routes: routes(), limit: 10 });
     const finish = finishOf(claimed!, 'resending-worker', { reference: 'ref-1' });
     expect(await finishAttempts(db(), [finish])).toEqual([true]);
     const [before] = await ledger(db(), id);
@@ -177,7 +177,7 @@ describe('leases', () => {
 
   it('finishes written in one batch: each task takes its own decision, a reclaimed one is superseded, a shared destination cools once', async () => {
     const ids = [await deliver('plain'), await deliver('plain'), await deliver('plain')];
-    const claimed = await claimTasks(db(), { owner: 'batch-worker', routes: routes(), limit: 10 });
+    const { tasks: claimed } = await claimTasks(db(), { owner: 'batch-worker', routes: routes(), limit: 10 });
     expect(claimed.map((t) => t.id).sort()).toEqual([...ids].sort());
     const [first, second, late] = ids.map((id) => claimed.find((t) => t.id === id)!);
     await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${late!.id}`);
@@ -256,7 +256,7 @@ if (engine() === 'postgres') describe('the claim', () => {
     }
     let claimed: ClaimedTask[];
     try {
-      claimed = await claiming;
+      ({ tasks: claimed } = await claiming);
     } finally {
       await db().execute(sql`delete from tasks where action = 'parked'`);
       await db().execute(sql`delete from task_refs where task_id like ${id + '/parked/%'}`);

@@ -21,7 +21,7 @@ afterAll(async () => gateway?.close());
 
 const db = () => gateway.store.db;
 const claim = async (owner: string) => {
-  const [claimed] = await claimTasks(db(), { owner, routes, limit: 1 });
+  const { tasks: [claimed] } = await claimTasks(db(), { owner, routes, limit: 1 });
   return claimed!;
 };
 
@@ -53,7 +53,7 @@ describe(`handing back an unsent claim (${engine()})`, () => {
       const answer = await post(keyed.url, 'shop', shopifyDelivery({ eventId: 'release-keyed' }));
       const id: string = answer.json.tasks[0].id;
       await keyed.store.db.execute(sql`update tasks set state = 'outcome_unknown', attempts = 1, first_attempt_at = now() where id = ${id}`);
-      const [resend] = await claimTasks(keyed.store.db, { owner: 'stopping', routes: keyedRoutes, limit: 1 });
+      const { tasks: [resend] } = await claimTasks(keyed.store.db, { owner: 'stopping', routes: keyedRoutes, limit: 1 });
       expect(resend).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
       expect(
         await releaseUnsent(keyed.store.db, { taskId: id, attemptId: resend!.attemptId!, owner: 'stopping', mode: resend!.mode, priorState: resend!.priorState }),
