@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
@@ -69,12 +69,18 @@ export function createApp(deps: AppDeps): Hono {
       ? 'this process runs --role worker: it forwards tasks and serves /healthz, /readyz and /metrics; deliveries, the admin API and the dashboard are on the web processes'
       : 'oncehook serves POST /in/{source} for deliveries, /api/… and the dashboard at /ui (with ONCEHOOK_ADMIN_TOKEN set), /healthz, /readyz and /metrics';
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}; ${routes}` } }, 404));
+  // A thrown answer is a Response of its own: rebuilt on the context, it keeps the headers set before the
+  // throw (the X-Request-Id above all, which a refused sender or operator quotes).
+  const answerOn = (c: Context, thrown: HTTPException) => {
+    const answer = thrown.getResponse();
+    return c.newResponse(answer.body, answer);
+  };
   app.onError((error, c) => {
-    if (error instanceof HTTPException) return error.getResponse();
+    if (error instanceof HTTPException) return answerOn(c, error);
     const unavailable = unavailableAnswer(error);
     if (unavailable) {
       deps.logger.warn({ err: error, path: c.req.path }, 'the database could not be reached for a request');
-      return unavailable.getResponse();
+      return answerOn(c, unavailable);
     }
     deps.logger.error({ err: error, path: c.req.path }, 'unhandled error');
     return c.json({ error: { code: 'internal', message: 'an internal error occurred; it has been logged' } }, 500);

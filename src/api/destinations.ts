@@ -99,9 +99,11 @@ export function destinationRoutes({ store, config }: { store: Store; config: Con
     const body = await readBody(c.req.raw, z.strictObject({ note }), '{"note": "credentials rotated"}');
     const outcome = await resumeDestination(store.db, { origin, note: body.note, actor: c.get('actor') });
     if (!outcome.done) {
-      if (!outcome.known) {
-        const known = (await destinations(store, config)).map((d) => d.origin).join(', ');
-        throw new HttpError(404, 'unknown_destination', `no destination ${origin} has been paused or cooled; the destinations are: ${known || 'none'}`);
+      const listed = await destinations(store, config);
+      // A configured origin that never answered a 401, 403, 429 or 503 has no row, and is open all the same.
+      if (!outcome.known && !listed.some((d) => d.origin === origin)) {
+        const known = listed.map((d) => d.origin).join(', ');
+        throw new HttpError(404, 'unknown_destination', `no destination ${origin} is configured or on record; the destinations are: ${known || 'none'}`);
       }
       throw new HttpError(409, 'not_paused', `${origin} is not paused`);
     }

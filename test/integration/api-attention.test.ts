@@ -81,7 +81,7 @@ describe('the attention queue and a paused destination', () => {
   it('lets the task go from the queue once a person resumes the destination', async () => {
     // Named as a person copies it: with a path and a trailing slash, the origin in capitals.
     const unknown = await api(`/api/destinations/${encodeURIComponent('http://127.0.0.1:19')}/resume`, { body: { note: 'x' } });
-    expect(unknown.json.error.message).toBe(`no destination http://127.0.0.1:19 has been paused or cooled; the destinations are: http://127.0.0.1:10, ${CRM}`);
+    expect(unknown.json.error.message).toBe(`no destination http://127.0.0.1:19 is configured or on record; the destinations are: http://127.0.0.1:10, ${CRM}`);
     const resumed = await api(`/api/destinations/${encodeURIComponent(`${CRM.toUpperCase()}/crm/`)}/resume`, { body: { note: 'credentials rotated' } });
     expect(resumed.status).toBe(200);
     expect(ids(await api('/api/tasks?attention=true'))).toEqual([task.failed]);

@@ -76,6 +76,10 @@ describe('destinations', () => {
     expect(again.status).toBe(409);
     expect(again.json.error.message).toMatch(/is not paused/);
     expect((await api(`/api/destinations/${encodeURIComponent('http://nowhere.example')}/resume`, { body: { note: 'x' } })).status).toBe(404);
+    // Configured, listed as open, never paused: not paused, rather than unknown.
+    const neverPaused = await api(`/api/destinations/${encodeURIComponent(downstream.url)}/resume`, { body: { note: 'x' } });
+    expect(neverPaused.status).toBe(409);
+    expect(neverPaused.json.error.code).toBe('not_paused');
 
     const retried = await api(`/api/tasks/${refused}/retry`, { body: { note: 'credentials fixed' } });
     expect(retried.status).toBe(200);
@@ -148,5 +152,17 @@ describe('/metrics, /readyz and request IDs', () => {
     const mine = await fetch(`${gateway.url}/healthz`, { headers: { 'x-request-id': 'trace-123' } });
     expect(mine.headers.get('x-request-id')).toBe('trace-123');
     expect((await api('/api/stats')).headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keeps the X-Request-Id on refusals, where a sender or an operator needs it most', async () => {
+    const refusals = [
+      fetch(`${gateway.url}/in/shop`, { method: 'POST', body: '{}', headers: { 'x-request-id': 'unsigned-1' } }),
+      fetch(`${gateway.url}/api/stats`, { headers: { 'x-request-id': 'no-token-1' } }),
+      fetch(`${gateway.url}/api/tasks/t_nosuchtask`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-request-id': 'unknown-1' } }),
+    ];
+    const answers = await Promise.all(refusals);
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 404]);
+    expect(answers.map((a) => a.headers.get('x-request-id'))).toEqual(['unsigned-1', 'no-token-1', 'unknown-1']);
+    expect(answers[1]!.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 });

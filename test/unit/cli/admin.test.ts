@@ -160,14 +160,14 @@ describe('a task whose body retention purged', () => {
 
 describe('oncehook resume', () => {
   it('encodes the origin itself and says what the API answered about an unknown one', async () => {
-    const unknown = { error: { code: 'unknown_destination', message: 'no destination https://crm.example has been paused or cooled; the destinations are: https://mail.example' } };
+    const unknown = { error: { code: 'unknown_destination', message: 'no destination https://crm.example is configured or on record; the destinations are: https://mail.example' } };
     answers.set('/api/destinations/https%3A%2F%2Fcrm.example/resume', { status: 404, body: unknown });
     const [text, json] = await Promise.all([
       oncehook('resume', 'https://crm.example', '--note', 'rotated'),
       oncehook('resume', 'https://crm.example', '--note', 'rotated', '--json'),
     ]);
     expect(text.code).toBe(1);
-    expect(text.stderr).toMatch(/^oncehook: no destination https:\/\/crm\.example has been paused or cooled; the destinations are: https:\/\/mail\.example/);
+    expect(text.stderr).toMatch(/^oncehook: no destination https:\/\/crm\.example is configured or on record; the destinations are: https:\/\/mail\.example/);
     expect(JSON.parse(json.stdout).error).toEqual(unknown.error);
   });
 });
