@@ -9,17 +9,14 @@ interface Common {
   json?: boolean;
 }
 
-/** Adds a subcommand speaking to a running oncehook: --url, --token, --json, and the exit codes of client.ts. */
+/** Adds a subcommand speaking to a running oncehook: --url, --token, --json; its exit codes are client.ts's. */
 function adminCommand(program: Command, name: string, description: string): Command {
   return program
     .command(name)
     .description(description)
     .addOption(new Option('--url <url>', 'the oncehook to ask').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
     .addOption(new Option('--token <token>', 'an admin token').env('ONCEHOOK_ADMIN_TOKEN'))
-    .option('--json', 'print the API answer as JSON, for scripts')
-    .exitOverride((error) => {
-      process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-    });
+    .option('--json', 'print the API answer as JSON, for scripts');
 }
 
 /** Runs one command: prints the answer (JSON or for people) or the error, and sets the exit code. */

@@ -3,6 +3,7 @@ import type { Role } from '../app.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
+import { EXIT } from './client.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -56,7 +57,12 @@ interface ServeOptions {
 const program = new Command('oncehook')
   .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
   // A hint, not the whole help: printed after the error, twenty commands' worth buried the one line that mattered.
-  .showHelpAfterError('(add --help to see how the command is used)');
+  .showHelpAfterError('(add --help to see how the command is used)')
+  // Every command alike: a command line the parser refuses exits 2, so a script tells it from a failed run (1).
+  // Set here, before the commands are added, so each inherits it.
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+  });
 
 program
   .command('serve', { isDefault: true })
