@@ -58,6 +58,16 @@ function stateList(value: string): string[] {
   return states;
 }
 
+/**
+ * `replay TASK --after REPLAY`: the task's latest replay the person saw (the last `show` lists), or `none`
+ * for none (the API's null). A replay made since — by someone else, or by this command sent twice — makes the
+ * API refuse it (409 replay_stale) rather than make one more effect than the person decided on.
+ */
+const afterOption = () => new Option('--after <replay>', "refuse unless the task's latest replay is this one (none: it has no replay)");
+
+/** `--after` as the API takes it; left out, the API checks no latest replay. (commander turns a parsed null into ''.) */
+const seenReplay = (after: string | undefined) => (after === 'none' ? null : after);
+
 const stateOption = (description: string) => new Option('--state <states>', description).argParser(stateList);
 
 /**
@@ -150,29 +160,31 @@ export function addAdminCommands(program: Command): void {
     ['retry', 'send a task again; without a task ID, every task the filters select (try --dry-run first)'],
     ['replay', 'a deliberate second effect: a new task with the same bytes; without an ID, every task the filters select'],
   ] as const) {
-    adminCommand(program, kind, what)
+    const command = adminCommand(program, kind, what)
       .argument('[task]')
       .addOption(note())
       .addOption(stateOption('bulk: one state or several, comma-separated'))
       .option('--source <id>', 'bulk: only this source')
       .option('--action <id>', 'bulk: only this action')
-      .option('--dry-run', 'bulk: count the tasks it would change, and change nothing')
-      .action(
-        run(async (c, id: string | undefined, o: any) => {
-          if (id !== undefined) {
-            const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
-            return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
-          }
-          const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
-            state: o.state,
-            source: o.source,
-            action: o.action,
-            note: o.note,
-            dryRun: Boolean(o.dryRun),
-          });
-          return { answer, text: views.bulkView(answer) };
-        }),
-      );
+      .option('--dry-run', 'bulk: count the tasks it would change, and change nothing');
+    if (kind === 'replay') command.addOption(afterOption());
+    command.action(
+      run(async (c, id: string | undefined, o: any) => {
+        if (id !== undefined) {
+          const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note, after: seenReplay(o.after) });
+          return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
+        }
+        if (o.after !== undefined) throw new CliError('--after guards the replay of one task: name the task, or drop --after', EXIT.usage, 'usage');
+        const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
+          state: o.state,
+          source: o.source,
+          action: o.action,
+          note: o.note,
+          dryRun: Boolean(o.dryRun),
+        });
+        return { answer, text: views.bulkView(answer) };
+      }),
+    );
   }
 
   adminCommand(program, 'assign', 'name who is looking at a task (--none to unassign)')
