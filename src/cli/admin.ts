@@ -99,7 +99,7 @@ export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
       .addOption(stateOption('one state or several, comma-separated'))
-      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed)')
+      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed), oldest first unless --order says otherwise')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
@@ -107,7 +107,9 @@ export function addAdminCommands(program: Command): void {
     run(async (c, o: any) => {
       if (o.attention) checkAttentionStates(o.state);
       const filter = { attention: o.attention ? 'true' : undefined, state: o.state?.join(','), source: o.source, action: o.action, owner: o.owner };
-      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page(o) })}`);
+      // The attention queue oldest first, as the dashboard lists it: the task waiting longest is the most urgent.
+      const order = o.order ?? (o.attention ? 'asc' : undefined);
+      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page({ ...o, order }) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
   );
