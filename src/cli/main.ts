@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Role } from '../app.ts';
+import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
@@ -227,11 +228,22 @@ program
       sourceId: string,
       options: { config: string; url: string; eventId?: string; deliveryId?: string; topic?: string; json?: boolean },
     ) => {
-      const [{ loadConfig }, { buildSample, SampleError }] = await Promise.all([import('../config/load.ts'), import('./sample.ts')]);
-      const { config } = loadConfig(options.config);
+      const [{ ConfigError, loadConfig }, { buildSample, SampleError }] = await Promise.all([import('../config/load.ts'), import('./sample.ts')]);
+      // The sample is signed with the source's secret from the config: that of the gateway it is sent to, which a
+      // gateway served with --config does not keep in the default file.
+      const sameConfig = 'send-sample signs with the config the gateway serves: pass the file it was started with, --config FILE or ONCEHOOK_CONFIG';
+      let config: Config;
+      try {
+        ({ config } = loadConfig(options.config));
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        console.error(`${error.message}\n${sameConfig}`);
+        process.exitCode = 1;
+        return;
+      }
       const source = config.sources[sourceId];
       if (!source) {
-        console.error(`no source "${sourceId}" in ${options.config}; it has: ${Object.keys(config.sources).join(', ')}`);
+        console.error(`no source "${sourceId}" in ${options.config}; it has: ${Object.keys(config.sources).join(', ')}\n${sameConfig}`);
         process.exitCode = 2;
         return;
       }
