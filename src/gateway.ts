@@ -1,6 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { createAdapter } from '../adapters/index.ts';
 import type { Adapter } from '../adapters/types.ts';
 import { createApp, type Role } from './app.ts';
@@ -9,7 +6,7 @@ import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
-import { deferContinueToIngest } from './ingest/expect-continue.ts';
+import { listen } from './listener.ts';
 import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
 import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
@@ -56,46 +53,41 @@ function stopping(): Response {
   );
 }
 
-/** Opens the store, migrates it, and serves. Used by `oncehook serve` and by the tests that run it in-process. */
+/**
+ * Binds the port, then opens the store, migrates it, and serves: a port that is taken stops the start before the
+ * database is touched. Used by `oncehook serve` and by the tests that run it in-process.
+ */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const role = options.role ?? 'all';
-  const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir });
-  try {
-    await migrate(store, options.databaseUrl);
-  } catch (error) {
-    await store.close();
+  const listener = await listen(options.port, options.host ?? '0.0.0.0');
+  const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir }).catch(async (error: unknown) => {
+    await listener.close();
     throw error;
-  }
-  const adapters = new Map<string, Adapter>(
-    Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
-  );
-  const metrics = createMetrics();
-  let forwarder: Forwarder | null = null;
-  const workerAlive = () => (forwarder ? forwarder.alive() : undefined);
-  const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive });
-  let draining = false;
-
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const fetch = (request: Request, env: unknown) => (draining ? stopping() : app.fetch(request, env));
-    const started = serve({ fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }, () => resolve(started));
-    started.once('error', (error) => reject(Object.assign(error, { listening: true })));
-    // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
-    deferContinueToIngest(started as Server);
   });
+  let forwarder: Forwarder | null = null;
   let purger: Purger | null = null;
   let upkeep: EmbeddedUpkeep | null = null;
   try {
+    await migrate(store, options.databaseUrl);
+    const adapters = new Map<string, Adapter>(
+      Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
+    );
+    const metrics = createMetrics();
+    const workerAlive = () => (forwarder ? forwarder.alive() : undefined);
+    const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive });
+    listener.answerWith(app.fetch);
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
     await forwarder?.start();
     purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
     upkeep = startEmbeddedUpkeep(store, logger, metrics);
   } catch (error) {
-    server.close();
+    await listener.close();
     await store.close();
     throw error;
   }
-  const { port, address } = server.address() as AddressInfo;
+  const { server } = listener;
+  const { port, address } = listener.address;
   // Bound to every interface (the default), the address to reach it from this machine is the loopback one; the
   // log says so, since the admin API and the dashboard are then reachable from outside too.
   const everywhere = address === '0.0.0.0' || address === '::';
@@ -118,7 +110,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     url,
     store,
     async close() {
-      draining = true;
+      listener.answerWith(stopping);
       const graceMs = graceOf(options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
       const listening = new Promise<void>((resolve) => server.close(() => resolve()));
       // A delivery still being read or recorded keeps its connection until it is answered; then the

@@ -35,7 +35,7 @@ export function createLogger(
  * every receipt's body and headers, for the forwarder's the bodies it sends. Logged, such an error keeps the
  * statement and the database's own error (its cause), never the parameters.
  */
-function withoutParameters(error: unknown): unknown {
+export function withoutParameters(error: unknown): unknown {
   if (!(error instanceof Error) || !('query' in error) || !('params' in error)) return error;
   const bare = new Error(`Failed query: ${String(error.query)}`, { cause: error.cause });
   bare.name = error.name;

@@ -9,17 +9,14 @@ interface Common {
   json?: boolean;
 }
 
-/** Adds a subcommand speaking to a running oncehook: --url, --token, --json, and the exit codes of client.ts. */
+/** Adds a subcommand speaking to a running oncehook: --url, --token, --json; its exit codes are client.ts's. */
 function adminCommand(program: Command, name: string, description: string): Command {
   return program
     .command(name)
     .description(description)
     .addOption(new Option('--url <url>', 'the oncehook to ask').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
     .addOption(new Option('--token <token>', 'an admin token').env('ONCEHOOK_ADMIN_TOKEN'))
-    .option('--json', 'print the API answer as JSON, for scripts')
-    .exitOverride((error) => {
-      process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-    });
+    .option('--json', 'print the API answer as JSON, for scripts');
 }
 
 /** Runs one command: prints the answer (JSON or for people) or the error, and sets the exit code. */
@@ -61,6 +58,16 @@ function stateList(value: string): string[] {
   return states;
 }
 
+/**
+ * `replay TASK --after REPLAY`: the task's latest replay the person saw (the last `show` lists), or `none`
+ * for none (the API's null). A replay made since — by someone else, or by this command sent twice — makes the
+ * API refuse it (409 replay_stale) rather than make one more effect than the person decided on.
+ */
+const afterOption = () => new Option('--after <replay>', "refuse unless the task's latest replay is this one (none: it has no replay)");
+
+/** `--after` as the API takes it; left out, the API checks no latest replay. (commander turns a parsed null into ''.) */
+const seenReplay = (after: string | undefined) => (after === 'none' ? null : after);
+
 const stateOption = (description: string) => new Option('--state <states>', description).argParser(stateList);
 
 /**
@@ -92,7 +99,7 @@ export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
       .addOption(stateOption('one state or several, comma-separated'))
-      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed)')
+      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed), oldest first unless --order says otherwise')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),
@@ -100,7 +107,9 @@ export function addAdminCommands(program: Command): void {
     run(async (c, o: any) => {
       if (o.attention) checkAttentionStates(o.state);
       const filter = { attention: o.attention ? 'true' : undefined, state: o.state?.join(','), source: o.source, action: o.action, owner: o.owner };
-      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page(o) })}`);
+      // The attention queue oldest first, as the dashboard lists it: the task waiting longest is the most urgent.
+      const order = o.order ?? (o.attention ? 'asc' : undefined);
+      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page({ ...o, order }) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
   );
@@ -153,29 +162,31 @@ export function addAdminCommands(program: Command): void {
     ['retry', 'send a task again; without a task ID, every task the filters select (try --dry-run first)'],
     ['replay', 'a deliberate second effect: a new task with the same bytes; without an ID, every task the filters select'],
   ] as const) {
-    adminCommand(program, kind, what)
+    const command = adminCommand(program, kind, what)
       .argument('[task]')
       .addOption(note())
       .addOption(stateOption('bulk: one state or several, comma-separated'))
       .option('--source <id>', 'bulk: only this source')
       .option('--action <id>', 'bulk: only this action')
-      .option('--dry-run', 'bulk: count the tasks it would change, and change nothing')
-      .action(
-        run(async (c, id: string | undefined, o: any) => {
-          if (id !== undefined) {
-            const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
-            return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
-          }
-          const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
-            state: o.state,
-            source: o.source,
-            action: o.action,
-            note: o.note,
-            dryRun: Boolean(o.dryRun),
-          });
-          return { answer, text: views.bulkView(answer) };
-        }),
-      );
+      .option('--dry-run', 'bulk: count the tasks it would change, and change nothing');
+    if (kind === 'replay') command.addOption(afterOption());
+    command.action(
+      run(async (c, id: string | undefined, o: any) => {
+        if (id !== undefined) {
+          const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note, after: seenReplay(o.after) });
+          return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
+        }
+        if (o.after !== undefined) throw new CliError('--after guards the replay of one task: name the task, or drop --after', EXIT.usage, 'usage');
+        const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
+          state: o.state,
+          source: o.source,
+          action: o.action,
+          note: o.note,
+          dryRun: Boolean(o.dryRun),
+        });
+        return { answer, text: views.bulkView(answer) };
+      }),
+    );
   }
 
   adminCommand(program, 'assign', 'name who is looking at a task (--none to unassign)')

@@ -1,8 +1,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Role } from '../app.ts';
+import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
+import { EXIT } from './client.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -56,7 +58,12 @@ interface ServeOptions {
 const program = new Command('oncehook')
   .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
   // A hint, not the whole help: printed after the error, twenty commands' worth buried the one line that mattered.
-  .showHelpAfterError('(add --help to see how the command is used)');
+  .showHelpAfterError('(add --help to see how the command is used)')
+  // Every command alike: a command line the parser refuses exits 2, so a script tells it from a failed run (1).
+  // Set here, before the commands are added, so each inherits it.
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
+  });
 
 program
   .command('serve', { isDefault: true })
@@ -221,11 +228,22 @@ program
       sourceId: string,
       options: { config: string; url: string; eventId?: string; deliveryId?: string; topic?: string; json?: boolean },
     ) => {
-      const [{ loadConfig }, { buildSample, SampleError }] = await Promise.all([import('../config/load.ts'), import('./sample.ts')]);
-      const { config } = loadConfig(options.config);
+      const [{ ConfigError, loadConfig }, { buildSample, SampleError }] = await Promise.all([import('../config/load.ts'), import('./sample.ts')]);
+      // The sample is signed with the source's secret from the config: that of the gateway it is sent to, which a
+      // gateway served with --config does not keep in the default file.
+      const sameConfig = 'send-sample signs with the config the gateway serves: pass the file it was started with, --config FILE or ONCEHOOK_CONFIG';
+      let config: Config;
+      try {
+        ({ config } = loadConfig(options.config));
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        console.error(`${error.message}\n${sameConfig}`);
+        process.exitCode = 1;
+        return;
+      }
       const source = config.sources[sourceId];
       if (!source) {
-        console.error(`no source "${sourceId}" in ${options.config}; it has: ${Object.keys(config.sources).join(', ')}`);
+        console.error(`no source "${sourceId}" in ${options.config}; it has: ${Object.keys(config.sources).join(', ')}\n${sameConfig}`);
         process.exitCode = 2;
         return;
       }

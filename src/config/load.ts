@@ -87,12 +87,20 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   return { config: result.data, defaulted: [...defaulted] };
 }
 
+/** Why a file could not be read, in words a person acts on, with the system's code to search for. */
+function unreadable(error: NodeJS.ErrnoException): string {
+  const said: Record<string, string> = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'it is a directory' };
+  if (error.code === undefined) return error.message;
+  const words = said[error.code];
+  return words ? `${words} (${error.code})` : error.code;
+}
+
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(file, [`cannot read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`]);
+    throw new ConfigError(file, [`cannot read the file: ${unreadable(error as NodeJS.ErrnoException)}`]);
   }
   return parseConfig(text, file, env);
 }

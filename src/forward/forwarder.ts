@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { outageLog, type OutageLog } from '../outage-log.ts';
 import { CLAIM_MODES, claimTasks, finishAttempts, nextDueInMs, reclaimExpiredLeases, type AttemptFinish } from '../store/atomic.ts';
 import type { Db, Store, WriteLane } from '../store/connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
@@ -92,6 +93,7 @@ export class Forwarder {
   #drained = false;
   #unlisten: (() => Promise<void>) | undefined;
   readonly #release = new AbortController();
+  readonly #outage: OutageLog;
 
   constructor(deps: ForwarderDeps, options: Partial<ForwarderOptions> = {}) {
     this.#deps = deps;
@@ -105,6 +107,11 @@ export class Forwarder {
       ms: stallMs,
       onStall: () => deps.logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning a worker connection for a new one`),
     };
+    this.#outage = outageLog(deps.logger, {
+      level: 'error',
+      failing: 'the forwarder could not read its queue; trying again',
+      recovered: 'the forwarder reads its queue again',
+    });
     this.#queueLane = deps.store.lane();
     // Attempts end at their own times; those ending while a finish commits are written together in the next.
     this.#finishes = new GroupCommit(deps.store.lane(), finishAttempts, { maxBatch: FINISHES_PER_BATCH, stall: this.#stall });
@@ -177,7 +184,7 @@ export class Forwarder {
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {
-      this.#deps.logger.error({ err: error }, 'the forwarder could not read its queue; trying again');
+      this.#outage.failed(error);
     }
     this.#lookedAt = performance.now();
     if (this.#stopped) return;
@@ -185,8 +192,11 @@ export class Forwarder {
     this.#timer = setTimeout(() => this.wake(), wait);
   }
 
-  #onQueue<T>(statement: (db: Db) => Promise<T>): Promise<T> {
-    return onLane(this.#queueLane, this.#stall, statement(this.#queueLane.db));
+  /** A statement on the queue's lane; its answer is what tells the outage log the database is back. */
+  async #onQueue<T>(statement: (db: Db) => Promise<T>): Promise<T> {
+    const answer = await onLane(this.#queueLane, this.#stall, statement(this.#queueLane.db));
+    this.#outage.succeeded();
+    return answer;
   }
 
   async #reclaim(): Promise<void> {

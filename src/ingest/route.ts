@@ -6,6 +6,7 @@ import { HttpError } from '../errors.ts';
 import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { outageLog } from '../outage-log.ts';
 import { recordDeliveries, type Recorded } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
@@ -47,6 +48,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
     },
     writtenAgain: (receipt) => ({ ...receipt, id: receiptId() }),
   });
+  const outage = outageLog(logger, { level: 'error', failing: 'recording a delivery failed', recovered: 'deliveries are recorded again' });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
   // `/in/shop/` too: a webhook URL pasted with a trailing slash otherwise had every delivery answered 404.
   app.on('POST', ['/in/:source', '/in/:source/'], async (c) => {
@@ -84,7 +86,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       release = () => {};
       writing.then(settled, settled);
       const deadline = answerDeadline(started, source.ackTimeoutMs ?? adapter.ackTimeoutMs);
-      const recorded = await withinBudget(writing, deadline, logger);
+      const recorded = await withinBudget(writing, deadline, logger, outage);
       metrics.deliveries.inc({ source: sourceId, decision: recorded.decision });
       metrics.ackSeconds.observe({ source: sourceId, status: '200' }, (performance.now() - started) / 1000);
       const { receipt } = recorded;

@@ -18,13 +18,14 @@ const json = async (...args: string[]) => {
   return JSON.parse(result.stdout);
 };
 
+// Setup and waiting go over HTTP: each run of the binary costs a second of start-up.
+const api = (path: string) => fetch(`${rig.gateway.url}${path}`, { headers: { authorization: `Bearer ${TOKENS.bob}` } }).then((r) => r.json());
+
 beforeAll(async () => {
   rig = await startHeldTaskRig(TOKENS);
   const answer = await post(rig.gateway.url, 'shop', shopifyDelivery({ eventId: 'cli-1', topic: 'orders/hang', webhookId: 'cli-hook-1' }));
   held = answer.json.tasks[0].id;
   await post(rig.gateway.url, 'shop', shopifyDelivery({ eventId: 'cli-1', topic: 'orders/hang', webhookId: 'cli-hook-2' }));
-  // Setup and waiting go over HTTP: each run of the binary costs a second of start-up.
-  const api = (path: string) => fetch(`${rig.gateway.url}${path}`, { headers: { authorization: `Bearer ${TOKENS.bob}` } }).then((r) => r.json());
   await waitFor(async () => (await api('/api/tasks?state=needs_review')).items.length === 1, 30_000);
   delivered = (await api('/api/deliveries?deliveryId=cli-hook-2')).items[0].id;
 });
@@ -101,5 +102,33 @@ describe('oncehook admin commands against a running server', () => {
     expect(usage.stderr).toMatch(/--reference/);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/state/);
+  });
+
+  // After the stats: this one adds an event and effects of its own.
+  it('replays one task only after the replay it names, refusing a stale one in one line with exit code 1', async () => {
+    const answer = await post(rig.gateway.url, 'shop', shopifyDelivery({ eventId: 'cli-after', topic: 'orders/create', webhookId: 'cli-after-1' }));
+    const task = answer.json.tasks.find((t: { action: string }) => t.action === 'ok').id;
+    const settled = (id: string) => waitFor(async () => (await api(`/api/tasks/${id}`)).state === 'succeeded', 30_000);
+    await settled(task);
+
+    const first = await json('replay', task, '--after', 'none', '--note', 'the CRM lost it');
+    expect(first).toMatchObject({ replayOf: task, state: expect.any(String) });
+    // The same command sent twice: the second saw no replay, and there is one now.
+    const twice = await oncehook('replay', task, '--after', 'none', '--note', 'the CRM lost it');
+    expect(twice.code).toBe(1);
+    expect(twice.stdout).toBe('');
+    expect(twice.stderr).toMatch(new RegExp(`^oncehook: task ${task} was replayed as ${first.id} after the view [^\n]*\n$`));
+    const stale = await oncehook('replay', task, '--after', 't_not_the_latest', '--note', 'again', '--json');
+    expect(stale.code).toBe(1);
+    expect(JSON.parse(stale.stdout).error.code).toBe('replay_stale');
+
+    await settled(first.id);
+    const second = await json('replay', task, '--after', first.id, '--note', 'once more, on purpose');
+    expect(second.replayOf).toBe(task);
+    expect((await api(`/api/tasks/${task}`)).replays.map((r: { id: string }) => r.id)).toEqual([first.id, second.id]);
+
+    const bulk = await oncehook('replay', '--state', 'succeeded', '--after', first.id, '--note', 'x');
+    expect(bulk.code).toBe(2);
+    expect(bulk.stderr).toMatch(/--after guards the replay of one task/);
   });
 });

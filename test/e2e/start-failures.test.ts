@@ -1,5 +1,8 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, PG_ADMIN_URL, type TestDatabase } from '../support/engine.ts';
 import { runCli } from '../support/process.ts';
@@ -56,5 +59,22 @@ describe('a start that cannot succeed says why in one line', () => {
     expectOneLine(noServer, new RegExp(`cannot reach PostgreSQL at 127\\.0\\.0\\.1:${closedPort}/\\w+: connection refused`));
     expectOneLine(notUrl, /DATABASE_URL is not a URL/);
     expectOneLine(portInUse, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort}: the port is in use`));
+  });
+
+  // The port is bound before the database is opened: on a new embedded data directory, initdb took seconds
+  // before the taken port was found.
+  it('finds a port in use before opening the database: the new data directory is never made', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'oncehook-port-first-'));
+    const dataDir = join(parent, 'data');
+    try {
+      const started = performance.now();
+      const result = await runCli(['serve', '--port', String(takenPort), '--host', '127.0.0.1'], { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir });
+      expectOneLine(result, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort}: the port is in use`));
+      expect(existsSync(dataDir)).toBe(false);
+      // A process start and nothing more; initdb alone takes seconds.
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });

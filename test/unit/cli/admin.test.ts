@@ -69,10 +69,22 @@ describe('oncehook tasks --attention', () => {
     answers.set('/api/tasks', { status: 200, body: { items: [held], nextCursor: null, hasMore: false } });
     const [listed, narrowed] = await Promise.all([oncehook('tasks', '--attention'), oncehook('tasks', '--attention', '--state', 'pending', '--json')]);
     answers.delete('/api/tasks');
-    expect(asked).toContain('GET /api/tasks?attention=true');
+    expect(asked).toContain('GET /api/tasks?attention=true&order=asc');
     expect(listed.stdout).toMatch(/^t_held\s+pending\s+shop\/crm\s+0\s+—\s+\d+s\s+held: https:\/\/crm\.example is paused$/m);
     expect(narrowed.code).toBe(0);
-    expect(asked).toContain('GET /api/tasks?attention=true&state=pending');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=pending&order=asc');
+  });
+
+  // The dashboard lists the queue oldest first: the task waiting longest is the most urgent.
+  it('lists the queue oldest first, as the dashboard does, unless --order says otherwise; other lists stay newest first', async () => {
+    await Promise.all([
+      oncehook('tasks', '--attention', '--owner', 'order-default'),
+      oncehook('tasks', '--attention', '--owner', 'order-desc', '--order', 'desc'),
+      oncehook('tasks', '--owner', 'order-plain'),
+    ]);
+    expect(asked).toContain('GET /api/tasks?attention=true&owner=order-default&order=asc');
+    expect(asked).toContain('GET /api/tasks?attention=true&owner=order-desc&order=desc');
+    expect(asked).toContain('GET /api/tasks?owner=order-plain');
   });
 
   it('narrows to the listed states the queue holds, and refuses one it never does', async () => {
@@ -82,7 +94,7 @@ describe('oncehook tasks --attention', () => {
       oncehook('tasks', '--attention', '--state', 'failed,succeeded'),
     ]);
     expect(narrowed.code).toBe(0);
-    expect(asked).toContain('GET /api/tasks?attention=true&state=failed%2Cneeds_review');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=failed%2Cneeds_review&order=asc');
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--state succeeded: not among the states --attention covers \(.*, pending\)/);
     expect(asked.filter((request) => request.includes('succeeded'))).toEqual([]);
@@ -103,7 +115,7 @@ describe('a comma-separated --state', () => {
     ]);
     expect([listed.code, narrowed.code, bulk.code]).toEqual([0, 0, 0]);
     expect(asked).toContain('GET /api/tasks?state=failed%2Cneeds_review');
-    expect(asked).toContain('GET /api/tasks?attention=true&state=failed');
+    expect(asked).toContain('GET /api/tasks?attention=true&state=failed&order=asc');
     expect(asked).toContain('POST /api/tasks/bulk/retry {"state":["failed"],"note":"fixed","dryRun":true}');
     for (const refused of empty) {
       expect(refused.code).toBe(2);

@@ -13,7 +13,7 @@ describe('oncehook serve --role', () => {
 
   it('says what is wrong with an option in one line and a hint, not the whole help', async () => {
     const result = await runCli(['serve', '--port', 'abc']);
-    expect(result.code).not.toBe(0);
+    expect(result.code).toBe(2);
     expect(result.stderr).toBe("error: option '-p, --port <n>' argument 'abc' is invalid. a port number from 0 to 65535\n(add --help to see how the command is used)\n");
   });
 });

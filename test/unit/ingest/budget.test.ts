@@ -3,13 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../../src/errors.ts';
 import { withinBudget } from '../../../src/ingest/budget.ts';
 import { createLogger } from '../../../src/log.ts';
+import { outageLog } from '../../../src/outage-log.ts';
+import { capture } from '../../support/log-lines.ts';
 
 const logger = createLogger('silent');
+const messages = { level: 'error', failing: 'recording a delivery failed', recovered: 'deliveries are recorded again' } as const;
 const failedWith = (code: string, message: string) =>
   Promise.reject(new DrizzleQueryError('select oncehook_record_deliveries($1::json, $2)', ['{"body":"Qk9EWQ=="}'], Object.assign(new Error(message), { code })));
 
 async function answer(work: Promise<unknown>): Promise<HttpError> {
-  const error = await withinBudget(work, performance.now() + 1000, logger).catch((e: unknown) => e);
+  const error = await withinBudget(work, performance.now() + 1000, logger, outageLog(logger, messages)).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(HttpError);
   return error as HttpError;
 }
@@ -27,5 +30,22 @@ describe('withinBudget', () => {
     const error = await answer(failedWith('57P01', 'terminating connection due to administrator command'));
     expect(error.status).toBe(503);
     expect(error.headers['retry-after']).toBe('5');
+  });
+
+  // While the database is down every delivery fails alike: a stack for each buried the first under the same lines.
+  it('logs the first failure of an outage with its stack and the database\'s words, each repeat in one line, the recovery once', async () => {
+    const { logger: captured, lines } = capture();
+    const outage = outageLog(captured, messages);
+    const write = (work: Promise<unknown>) => withinBudget(work, performance.now() + 1000, captured, outage).catch(() => {});
+    for (let i = 0; i < 5; i++) await write(failedWith('57P01', 'terminating connection due to administrator command'));
+    await write(Promise.resolve({ decision: 'accepted' }));
+    await write(Promise.resolve({ decision: 'accepted' }));
+
+    expect(lines.map((line) => line.msg)).toEqual([...Array(5).fill(messages.failing), messages.recovered]);
+    expect(lines.filter((line) => line.err?.stack)).toEqual([lines[0]]);
+    expect(lines.slice(1, 5)).toEqual(
+      [2, 3, 4, 5].map((failures) => expect.objectContaining({ failures, error: 'terminating connection due to administrator command' })),
+    );
+    expect(JSON.stringify(lines)).not.toContain('Qk9EWQ==');
   });
 });

@@ -1,0 +1,54 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { deferContinueToIngest } from './ingest/expect-continue.ts';
+
+export type Answer = (request: Request, env: unknown) => Response | Promise<Response>;
+
+/**
+ * Before the app is ready: the sender retries a 503, so nothing is lost, and a request is not held open for what
+ * can be seconds (initdb on a new data directory, crash recovery). `/healthz` says the process runs, as it does.
+ */
+function starting(request: Request): Response {
+  if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true, starting: true });
+  return Response.json(
+    { error: { code: 'starting', message: 'this instance is starting: its database is not open yet; retry' } },
+    { status: 503, headers: { 'retry-after': '1', connection: 'close' } },
+  );
+}
+
+export interface Listener {
+  readonly address: AddressInfo;
+  /** From now on, requests are answered by `answer`. */
+  answerWith(answer: Answer): void;
+  /** The underlying server, for a graceful close. */
+  readonly server: Server;
+  /** Stops listening and drops every connection: for a start that failed. */
+  close(): Promise<void>;
+}
+
+/**
+ * Binds the gateway's port before anything else starts, so a port that is taken (or a --host that names no
+ * address) is found at once, not after the database was opened — on a new embedded data directory, seconds of
+ * initdb. Requests arriving meanwhile are answered by `starting` until `answerWith` hands over to the app.
+ */
+export async function listen(port: number, host: string): Promise<Listener> {
+  let answer: Answer = starting;
+  const server = await new Promise<Server>((resolve, reject) => {
+    // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
+    const started = serve({ fetch: (request: Request, env: unknown) => answer(request, env), port, hostname: host }, () => resolve(started as Server)) as Server;
+    started.once('error', (error) => reject(Object.assign(error, { listening: true })));
+    deferContinueToIngest(started);
+  });
+  return {
+    address: server.address() as AddressInfo,
+    server,
+    answerWith(next) {
+      answer = next;
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../support/process.ts';
+
+const HINT = '(add --help to see how the command is used)\n';
+
+describe('a command line the parser refuses', () => {
+  // Before the database or the config is touched: none of these gets as far as opening anything.
+  it('exits 2 with the one-line hint, in every command alike', async () => {
+    const refused = await Promise.all([
+      runCli(['serve', '--port', 'abc']),
+      runCli(['serve', '--no-such-option']),
+      runCli(['migrate', '--no-such-option']),
+      runCli(['check-config', 'a.json', 'b.json']),
+      runCli(['send-sample']),
+      runCli(['demo-downstream', '--port', '70000']),
+      runCli(['tasks', '--order', 'sideways']),
+    ]);
+    for (const result of refused) {
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^error: [^\n]+\n/);
+      expect(result.stderr.endsWith(HINT)).toBe(true);
+    }
+  });
+
+  it('exits 0 for --help', async () => {
+    const [serve, migrate] = await Promise.all([runCli(['serve', '--help']), runCli(['migrate', '--help'])]);
+    expect([serve.code, migrate.code]).toEqual([0, 0]);
+    expect(serve.stdout).toContain('--port');
+  });
+});
