@@ -109,6 +109,12 @@ program
         exitCode: 2,
       });
     }
+    if (options.leaseGraceMs > DEFAULT_LEASE_GRACE_MS) {
+      logger.warn(
+        { leaseGraceMs: options.leaseGraceMs },
+        `--lease-grace-ms past ${DEFAULT_LEASE_GRACE_MS}: a dead worker's task may be reclaimed later than its timeoutMs plus 30 s`,
+      );
+    }
     const { config, defaulted } = loadConfig(options.config);
     if (defaulted.length > 0) {
       logger.warn({ variables: defaulted }, `unset, using the defaults written in ${options.config}: set them in production`);

@@ -176,3 +176,18 @@ describe('SIGTERM', () => {
     }
   });
 });
+
+describe('--lease-grace-ms', () => {
+  it('past the default, warns at start that a dead worker\'s task may be reclaimed later than promised', async () => {
+    const configFile = join(mkdtempSync(join(tmpdir(), 'oncehook-grace-')), 'config.json');
+    writeFileSync(configFile, JSON.stringify(shopConfig({ crm: { url: `${downstream.url}/crm` } })));
+    const spawnWith = async (graceMs: string) => {
+      const gateway = await spawnGateway({ args: ['--config', configFile, '--lease-grace-ms', graceMs], env: { DATABASE_URL: database.url } });
+      running.push(gateway);
+      return gateway;
+    };
+    const [long, usual] = await Promise.all([spawnWith('60000'), spawnWith('27000')]);
+    expect(long.output()).toMatch(/--lease-grace-ms past 27000: a dead worker's task may be reclaimed later than its timeoutMs plus 30 s/);
+    expect(usual.output()).not.toMatch(/--lease-grace-ms past/);
+  });
+});
