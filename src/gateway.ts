@@ -72,7 +72,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   );
   const metrics = createMetrics();
   let forwarder: Forwarder | null = null;
-  const workerAlive = () => (forwarder ? forwarder.alive() : undefined);
+  // A process of another role runs a worker, once it has started: until then it is not looking at the queue.
+  const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
   const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive });
   let draining = false;
 
