@@ -99,8 +99,9 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                     <Badge value={task.state} />
                   </td>
                   <td class="why">
-                    <div class="nowrap">
-                      {task.source}/<strong>{task.action}</strong>
+                    <div>
+                      {task.source}/<wbr />
+                      <strong>{task.action}</strong>
                     </div>
                     <Why held={heldBy(task, paused)?.origin ?? null} stranded={task.strandedBy} lastError={task.lastError} />
                   </td>
@@ -110,9 +111,9 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                   <td class="nowrap">
                     <Time at={task.createdAt} />
                   </td>
-                  <td>{task.owner ?? <span class="muted">nobody</span>}</td>
+                  <td>{task.owner ? <span class="owner" title={task.owner}>{task.owner}</span> : <span class="muted">nobody</span>}</td>
                   <td class="num">{task.attempts}</td>
-                  <td>
+                  <td class="decide">
                     <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
                   </td>
                 </tr>
