@@ -88,9 +88,23 @@ export function checkTimestamp(value: string, now: Date, toleranceSeconds: numbe
     throw new SignatureError(`${headerName} is ${age} s old, ${allowed}; a replay, or the sender's clock is wrong`);
   }
   if (-age > toleranceSeconds) {
-    throw new SignatureError(`${headerName} is ${-age} s in the future, ${allowed}; check the sender's clock`);
+    const unit = inMilliseconds(timestamp, now);
+    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${allowed}; check the sender's clock`}`);
   }
   return timestamp;
+}
+
+/** How far from now a timestamp read in milliseconds may lie and still be taken for one: a sender's clock is off by less. */
+const PLAUSIBLE_MS_SKEW_SECONDS = 86_400;
+
+/**
+ * A sender that stamps milliseconds where seconds are expected reads as ~50,000 years ahead, and "check the clock"
+ * sends its developer looking at the wrong thing: the clock is right, the unit is not.
+ */
+function inMilliseconds(timestamp: number, now: Date): string | null {
+  const seconds = Math.floor(timestamp / 1000);
+  if (Math.abs(seconds - now.getTime() / 1000) > PLAUSIBLE_MS_SKEW_SECONDS) return null;
+  return `is ${timestamp}, which is milliseconds (${new Date(timestamp).toISOString()}): it must be unix seconds, e.g. ${seconds}`;
 }
 
 // fatal: a body that is not valid UTF-8 is malformed, not silently patched with U+FFFD.

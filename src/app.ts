@@ -4,7 +4,7 @@ import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
 import { requestId } from 'hono/request-id';
 import { unavailableAnswer } from './api/database-deadline.ts';
-import { heldTasks } from './api/destinations.ts';
+import { queueOf } from './api/destinations.ts';
 import { ready } from './api/readiness.ts';
 import { requestLog } from './api/request-log.ts';
 import { apiRoutes } from './api/routes.ts';
@@ -41,15 +41,15 @@ export function createApp(deps: AppDeps): Hono {
   app.use(requestId(), requestLog(deps.logger));
   // One task tally for /metrics and the stats views: each keeps counts it has read, so one is enough.
   const tasks = taskTally(deps.store);
-  const held = () => heldTasks(deps.store, deps.config);
-  observeStore(deps.metrics, deps.store, tasks, held);
+  const queue = () => queueOf(deps.store, deps.config);
+  observeStore(deps.metrics, deps.store, tasks, queue);
   if (deps.role !== 'worker') {
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
     const admin = {
       store: deps.store,
       config: deps.config,
       tokens: tokens?.empty ? null : tokens,
-      stats: statsReader(deps.store, tasks, held),
+      stats: statsReader(deps.store, tasks, queue),
       throttle: new SignInThrottle(deps.logger),
     };
     app.route('/', ingestRoutes(deps));

@@ -74,7 +74,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
     );
     const metrics = createMetrics();
-    const workerAlive = () => (forwarder ? forwarder.alive() : undefined);
+    // A process of another role runs a worker, once it has started: until then it is not looking at the queue.
+    const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
     const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive });
     listener.answerWith(app.fetch);
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);

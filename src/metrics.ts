@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './store/connect.ts';
 import { TASK_STATES } from './store/decisions.ts';
-import { isUnresolved, needsAttention, noneHeld, summarize, together, type StateCount, type Summary } from './store/queries/stats.ts';
+import { isUnresolved, queueFigures, summarize, type QueueFigures, type StateCount } from './store/queries/stats.ts';
 import { taskTally } from './store/queries/task-tally.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
@@ -66,10 +66,10 @@ export function createMetrics() {
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** One scrape's reads: the tasks by state, and those a paused destination holds. */
+/** One scrape's reads: the tasks by state, and the attention queue's figures. */
 interface Read {
   all: StateCount[];
-  held: Summary;
+  queue: QueueFigures;
 }
 
 /**
@@ -82,12 +82,12 @@ export function observeStore(
   metrics: Metrics,
   store: Store,
   tally: () => Promise<StateCount[]> = taskTally(store),
-  held: () => Promise<Summary> = noneHeld,
+  queue: () => Promise<QueueFigures> = () => queueFigures(store.db, []),
 ): void {
   let scrape: { at: number; read: Promise<Read | null> } | null = null;
   const states = () => {
     if (!scrape || performance.now() - scrape.at > 1000) {
-      scrape = { at: performance.now(), read: Promise.all([tally(), held()]).then(([all, onHold]) => ({ all, held: onHold }), () => null) };
+      scrape = { at: performance.now(), read: Promise.all([tally(), queue()]).then(([all, waiting]) => ({ all, queue: waiting }), () => null) };
     }
     return scrape.read;
   };
@@ -121,14 +121,13 @@ export function observeStore(
     set(summarize(all, isUnresolved).oldestAgeSeconds ?? 0),
   );
   // The attention queue's length, as the dashboard and `tasks --attention` show it.
-  const attention = ({ all, held: onHold }: Read) => together(summarize(all, needsAttention), onHold);
   gauge(
     'oncehook_tasks_needing_attention',
-    'Tasks waiting for a person: needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds',
-    (scraped, set) => set(attention(scraped).count),
+    'Tasks waiting for a person: needs_review, outcome_unknown, failed (but those a replay did), awaiting_approval, pending steps whose predecessor will not succeed, and pending tasks a paused destination holds',
+    ({ queue }, set) => set(queue.needsAttention.count),
   );
-  gauge('oncehook_tasks_needing_attention_oldest_seconds', 'Age of the oldest task waiting for a person (0 when none)', (scraped, set) =>
-    set(attention(scraped).oldestAgeSeconds ?? 0),
+  gauge('oncehook_tasks_needing_attention_oldest_seconds', 'Age of the oldest task waiting for a person (0 when none)', ({ queue }, set) =>
+    set(queue.needsAttention.oldestAgeSeconds ?? 0),
   );
   const syncs = store.diskSyncs;
   if (syncs) {

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import { resumeDestination } from '../store/atomic.ts';
 import type { Store } from '../store/connect.ts';
-import { heldCount, noneHeld, type Summary } from '../store/queries/stats.ts';
+import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
 import { listDestinations, type DestinationRow } from '../store/queries/destinations.ts';
 import type { AdminEnv } from './auth.ts';
@@ -50,14 +50,9 @@ export async function pausedRoutes(store: Store, config: Config): Promise<Map<st
   return new Map(paused.flatMap((d) => d.actions.map((route) => [route, d] as const)));
 }
 
-/**
- * How many tasks still to be sent a paused destination holds, and the oldest one's age: they wait for a person
- * to resume it, so they are counted among those needing one. No read of tasks while nothing is paused.
- */
-export async function heldTasks(store: Store, config: Config): Promise<Summary> {
-  const routes = [...(await pausedRoutes(store, config)).keys()];
-  if (routes.length === 0) return noneHeld();
-  return heldCount(store.db, routes);
+/** The attention queue's figures, with the routes of the destinations paused now. */
+export async function queueOf(store: Store, config: Config): Promise<QueueFigures> {
+  return queueFigures(store.db, [...(await pausedRoutes(store, config)).keys()]);
 }
 
 /** The paused destination holding a task that is still to be sent, or null. */

@@ -60,6 +60,16 @@ function waiting(before: { id: string; state: string }): string | null {
   return `It is sent once ${before.id} succeeds, which is ${before.state}: settle that one first (oncehook explain ${before.id}), or cancel this step, or resolve it if it was done by hand.`;
 }
 
+/** Why the attention queue lists a step that is only `pending` (the one before it will not succeed), and what to do. */
+export function strandedWords(predecessor: { id: string; state: string }): { short: string; todo: string } {
+  return predecessor.state === TASK_STATES.cancelled
+    ? { short: 'stranded: predecessor cancelled', todo: 'cancel this step too, or resolve it if it was done by hand' }
+    : {
+        short: 'stranded: predecessor done by a replay',
+        todo: `resolve ${predecessor.id} with its successful replay's reference to let this step go, or cancel this step`,
+      };
+}
+
 /** A ledger row as people read it: a lookup carries the number of the send it asks about. */
 export const ledgerName = (row: { kind: string; number: number }) =>
   row.kind === 'lookup' ? `lookup of send #${row.number}` : `${row.kind} #${row.number}`;
@@ -85,10 +95,15 @@ export function explainTask(
       ? `It was not done${why}. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel.${by}`
       : `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
   };
-  // A replay that succeeded made the effect: a retry of this task, under its own key, would make it again.
-  const replayed = task.replays.findLast((replay) => replay.state === TASK_STATES.succeeded);
+  // A replay that succeeded made the effect: a retry of this task, under its own key, would make it again. A failed
+  // one is out of the attention queue then; resolving it only records that (and lets a step waiting for it go).
+  const replayed = task.succeededReplay;
   if (replayed && (task.state === TASK_STATES.failed || task.state === TASK_STATES.needsReview)) {
-    next[task.state] = `Its replay ${replayed.id} succeeded, so the effect exists: resolve this one with that replay's reference, or cancel it. A retry would send it again under this task's own key — a second effect.${by}`;
+    const then =
+      task.state === TASK_STATES.failed
+        ? 'the attention queue no longer lists this one: resolve it with that replay\'s reference to record so (a step waiting for it then goes), or leave it'
+        : 'resolve this one with that replay\'s reference, or cancel it';
+    next[task.state] = `Its replay ${replayed} succeeded, so the effect exists: ${then}. A retry would send it again under this task's own key — a second effect.${by}`;
   }
   const paused = destination?.status === 'paused' ? destination : null;
   const held = paused

@@ -12,6 +12,10 @@ const LONGEST_PROBE_MS = 5_000;
  * stall limit (which a live worker anywhere would have reclaimed). Each check is named in the answer, so a
  * failing probe says which one failed. A pooled connection that went silent (a failover that moved the address)
  * would hold the probe until TCP gives up, so the database is given the shorter of `writeStallMs` and 5 s.
+ *
+ * The leases are evidence about the queue, not about workers: a web-only process with no worker anywhere finds
+ * none stalled too. So they are answered as `leases`, and this process's worker as `ownWorker`, `absent` where
+ * it runs none; `workers` is their former joint name, kept for probes that match on it.
  */
 export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | undefined, stallMs: number): Promise<Response> {
   const deadline = Math.min(stallMs, LONGEST_PROBE_MS);
@@ -23,17 +27,19 @@ export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | 
     return c.json({ ok: false, database: error === unanswered ? 'unanswered' : 'unreachable' }, 503);
   }
   const migrations = state.migrations.applied >= state.migrations.shipped ? 'applied' : 'behind';
-  const workers = state.stalledLeases === 0 && ownWorkerAlive !== false ? 'alive' : 'stalled';
-  const ok = migrations === 'applied' && workers === 'alive';
+  const leases = state.stalledLeases === 0 ? 'none stalled' : 'stalled';
+  const ownWorker = ownWorkerAlive === undefined ? 'absent' : ownWorkerAlive ? 'looking' : 'silent';
+  const ok = migrations === 'applied' && leases === 'none stalled' && ownWorker !== 'silent';
   return c.json(
     {
       ok,
       database: 'reachable',
       migrations,
       ...state.migrations,
-      workers,
-      ...(ownWorkerAlive === undefined ? {} : { ownWorker: ownWorkerAlive ? 'looking' : 'silent' }),
+      leases,
       stalledLeases: state.stalledLeases,
+      ownWorker,
+      workers: leases === 'none stalled' && ownWorker !== 'silent' ? 'alive' : 'stalled',
     },
     ok ? 200 : 503,
   );

@@ -99,7 +99,7 @@ export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')
       .addOption(stateOption('one state or several, comma-separated'))
-      .option('--attention', 'needs_review, outcome_unknown, failed, awaiting_approval, and pending tasks a paused destination holds (with --state: those of them listed), oldest first unless --order says otherwise')
+      .option('--attention', 'needs_review, outcome_unknown, failed (but those a replay did), awaiting_approval, and pending tasks a paused destination holds or a predecessor strands (with --state: those of them listed), oldest first unless --order says otherwise')
       .option('--source <id>')
       .option('--action <id>')
       .option('--owner <name>'),

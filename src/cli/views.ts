@@ -1,4 +1,4 @@
-import { ledgerName } from '../api/explain.ts';
+import { ledgerName, strandedWords } from '../api/explain.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
@@ -12,7 +12,8 @@ export function deliveriesView(page: any): string {
 const PURGED = 'body purged by retention';
 
 export function tasksView(page: any): string {
-  const reason = (t: any) => (t.heldBy ? `held: ${t.heldBy} is paused` : (t.lastError ?? t.resultReference));
+  const reason = (t: any) =>
+    t.heldBy ? `held: ${t.heldBy} is paused` : t.strandedBy ? strandedWords(t.strandedBy).short : (t.lastError ?? t.resultReference);
   // First, so that a long error cut to the column's width never hides it.
   const why = (t: any) => [t.bodyPurged ? PURGED : null, reason(t)].filter(Boolean).join('; ') || null;
   const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), why(t)]);

@@ -1,5 +1,5 @@
 import type { HttpBindings } from '@hono/node-server';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { Adapter } from '../../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
@@ -15,6 +15,7 @@ import { withinBudget } from './budget.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
 import { headerRedactor } from './redact.ts';
+import { UnknownPathLog } from './unknown-paths.ts';
 
 export interface IngestDeps {
   config: Config;
@@ -50,18 +51,25 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
   });
   const outage = outageLog(logger, { level: 'error', failing: 'recording a delivery failed', recovered: 'deliveries are recorded again' });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
+  const unknownPaths = new UnknownPathLog(logger);
+  /** Counted with the other rejections, and logged a line a minute per path rather than a line per request. */
+  const unknownSource = (c: Context, message: string): never => {
+    metrics.rejections.inc({ source: UNKNOWN, reason: 'unknown_source' });
+    unknownPaths.note(c.req.method, c.req.path);
+    throw new HttpError(404, 'unknown_source', message);
+  };
   // `/in/shop/` too: a webhook URL pasted with a trailing slash otherwise had every delivery answered 404.
   app.on('POST', ['/in/:source', '/in/:source/'], async (c) => {
     const started = performance.now();
     const sourceId = c.req.param('source');
     const source = config.sources[sourceId];
     const adapter = adapters.get(sourceId);
-    const label = source ? sourceId : '(unknown)';
+    const label = source ? sourceId : UNKNOWN;
     // Served by @hono/node-server: Node's own request and response, read and written around the web API.
     const { incoming, outgoing } = c.env as HttpBindings;
     let release = () => {};
     try {
-      if (!source || !adapter) throw new HttpError(404, 'unknown_source', `no source named "${sourceId}" is configured`);
+      if (!source || !adapter) return unknownSource(c, `no source named "${sourceId}" is configured`);
       release = admission.enter(sourceId);
       const request = c.req.raw;
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
@@ -96,7 +104,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       );
       return c.json({ receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(recorded) });
     } catch (error) {
-      if (error instanceof HttpError) {
+      if (error instanceof HttpError && error.code !== 'unknown_source') {
         // A body cut off unread (too large, too slow) would otherwise keep arriving on a kept-alive connection.
         if (error.status === 408 || error.status === 413) outgoing.setHeader('connection', 'close');
         metrics.rejections.inc({ source: label, reason: error.code });
@@ -108,8 +116,15 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       release();
     }
   });
+  // `/in`, `/in/` and deeper paths name no source either: a sender pointed there is as lost as one at `/in/old`.
+  app.post('/in', (c) => unknownSource(c, NO_SOURCE_NAMED));
+  app.post('/in/*', (c) => unknownSource(c, NO_SOURCE_NAMED));
   return app;
 }
+
+/** The source label of a request to a source that is not configured: never the raw path, which anyone chooses. */
+const UNKNOWN = '(unknown)';
+const NO_SOURCE_NAMED = 'deliveries are posted to /in/{source}, with the name of a configured source';
 
 function answer(recorded: Recorded) {
   if (recorded.decision === 'accepted') {

@@ -126,6 +126,9 @@ export const tasks = pgTable(
     // Partial: almost no task is a replay, and every update of a task would otherwise write a null entry here.
     index('tasks_replay_idx').on(t.replayOf).where(sql`replay_of is not null`),
     index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
+    // The steps still waiting for the one before them, which the attention queue looks through for those whose
+    // predecessor will never succeed on its own: a few rows, where the pending tasks may be a large backlog.
+    index('tasks_waiting_steps_idx').on(t.afterTaskId).where(sql`state = 'pending' and after_task_id is not null`),
     index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
     index('tasks_state_idx').on(t.state, t.createdAt),
     // What retention may purge, in the order it expires: a finished task enters when it finishes and leaves

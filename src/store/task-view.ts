@@ -1,5 +1,7 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
+import { succeededReplaySql } from './queries/replay-chain.ts';
+import { rowsOf } from './rows.ts';
 import { attempts, operatorActions, tasks } from './schema.ts';
 
 /**
@@ -37,7 +39,7 @@ export async function taskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const [ledger, actions, replays] = await Promise.all([
+  const [ledger, actions, replays, [succeeded]] = await Promise.all([
     db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id)),
     db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id)),
     db
@@ -46,8 +48,10 @@ export async function taskView(db: Db, id: string) {
       .where(eq(tasks.replayOf, id))
       // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
       .orderBy(asc(tasks.createdAt), asc(tasks.id)),
+    rowsOf<{ id: string | null }>(db, sql`select ${succeededReplaySql(sql`${id}`)} as id`),
   ]);
-  return { ...task, ledger, operatorActions: actions, replays };
+  /** A replay down the task's chain (of it, or of a replay of it) that succeeded: the effect exists. */
+  return { ...task, ledger, operatorActions: actions, replays, succeededReplay: succeeded?.id ?? null };
 }
 
 export type TaskView = NonNullable<Awaited<ReturnType<typeof taskView>>>;

@@ -1,11 +1,12 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { heldBy, pausedRoutes } from '../api/destinations.ts';
+import { strandedWords } from '../api/explain.ts';
 import { pageOf, pageQuery, readQuery } from '../api/input.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
 import { attentionSql } from '../store/queries/task-filter.ts';
-import { listTasks } from '../store/queries/tasks.ts';
+import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
 import { InlineDecisions } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration, Id, Time } from './format.tsx';
@@ -17,12 +18,20 @@ const query = z.strictObject({ state: z.enum(ATTENTION_STATES as [string, ...str
 /** A tab's name: the queue holds a pending task only while a paused destination does. */
 const tabName = (state: string) => (state === 'pending' ? 'pending (held)' : state.replaceAll('_', ' '));
 
-/** Why a task waits: the paused destination holding it, else its last error. */
-function Why({ held, lastError }: { held: string | null; lastError: string | null }) {
+/** Why a task waits: the paused destination holding it, the step before it that will not succeed, else its last error. */
+function Why({ held, stranded, lastError }: { held: string | null; stranded: TaskRow['strandedBy']; lastError: string | null }) {
   if (held) {
     return (
       <div class="err">
         held: {held} is paused; <a href="/ui/destinations">resume it</a> once its cause is fixed
+      </div>
+    );
+  }
+  if (stranded) {
+    const words = strandedWords(stranded);
+    return (
+      <div class="err">
+        {words.short}: waits for <a href={`/ui/tasks/${encodeURIComponent(stranded.id)}`}>{stranded.id}</a> ({stranded.state}); {words.todo}
       </div>
     );
   }
@@ -48,7 +57,8 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
     <>
       <h1>Needs attention</h1>
       <p class="lede">
-        Tasks oncehook will not settle on its own, and tasks a paused destination holds until someone resumes it. Find out what
+        Tasks oncehook will not settle on its own: among them steps whose predecessor will not succeed, and tasks a paused
+        destination holds until someone resumes it. Find out what
         happened downstream, then decide: every decision needs a note and is recorded under your name.
       </p>
       <div class="tabs">
@@ -89,10 +99,11 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                     <Badge value={task.state} />
                   </td>
                   <td class="why">
-                    <div class="nowrap">
-                      {task.source}/<strong>{task.action}</strong>
+                    <div>
+                      {task.source}/<wbr />
+                      <strong>{task.action}</strong>
                     </div>
-                    <Why held={heldBy(task, paused)?.origin ?? null} lastError={task.lastError} />
+                    <Why held={heldBy(task, paused)?.origin ?? null} stranded={task.strandedBy} lastError={task.lastError} />
                   </td>
                   <td>
                     <Id value={task.eventId} max={16} />
@@ -100,9 +111,9 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                   <td class="nowrap">
                     <Time at={task.createdAt} />
                   </td>
-                  <td>{task.owner ?? <span class="muted">nobody</span>}</td>
+                  <td>{task.owner ? <span class="owner" title={task.owner}>{task.owner}</span> : <span class="muted">nobody</span>}</td>
                   <td class="num">{task.attempts}</td>
-                  <td>
+                  <td class="decide">
                     <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
                   </td>
                 </tr>

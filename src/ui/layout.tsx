@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { raw } from 'hono/html';
 import { pausedRoutes } from '../api/destinations.ts';
-import { attentionCount } from '../store/queries/stats.ts';
+import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
 
@@ -77,7 +77,7 @@ function Header({ here, actor, csrf, attention }: { here: Section | null; actor:
 
 /** Renders a signed-in page: the header knows who is signed in and how many tasks wait for a person. */
 export async function page(c: Context<UiEnv>, deps: UiDeps, here: Section | null, title: string, body: Child, status: 200 | 404 = 200) {
-  const attention = await attentionCount(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).keys()]);
+  const { count: attention } = await attentionSummary(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).keys()]);
   const header = <Header here={here} actor={c.get('actor')} csrf={c.get('csrf')} attention={attention} />;
   return c.html(
     <Shell title={title} header={header} flash={takeFlash(c)}>

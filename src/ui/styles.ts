@@ -108,6 +108,13 @@ label { display: block; font-size: 12px; color: var(--muted); margin: 0 0 3px; }
 form.inline { display: flex; gap: 6px; align-items: center; flex-wrap: nowrap; }
 form.inline input[name=note] { width: 170px; }
 form.inline input[name=reference] { width: 110px; }
+/* In the attention queue the buttons wrap under the note and reference: in one line, with the other columns, the
+   table was wider than a 1280 px window, and a row's decisions were reached by scrolling sideways. */
+td.decide { min-width: 290px; }
+td.decide form.inline { flex-wrap: wrap; }
+td.decide form.inline input[name=note] { flex: 1 1 150px; }
+/* An owner is a name a person typed, up to 100 characters: a long one is cut, whole in its title. */
+.owner { display: inline-block; max-width: 14ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; vertical-align: bottom; }
 
 .decisions { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 12px; }
 .decision { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 12px 14px; display: flex; flex-direction: column; gap: 8px; }

@@ -7,6 +7,7 @@ import { waitFor } from '../support/forwarding.ts';
 import { startHeldTaskRig, type HeldTaskRig } from '../support/held-task.ts';
 
 const TOKENS = { alice: 'alice-ui-token', bob: 'bob-ui-token' };
+const OWNER = 'christina.vandenberghe-oosterhuis@operations.example.com';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 let rig: HeldTaskRig;
 let browser: Browser;
@@ -38,7 +39,8 @@ beforeAll(async () => {
   await post(url, 'shop', ok);
   await post(url, 'shop', ok);
   await waitFor(async () => (await api('/api/tasks?state=needs_review')).json.items.length === 3, 20_000);
-  await api(`/api/tasks/${answers[1]!.json.tasks[0].id}/assign`, { body: { owner: 'bob', note: 'looking in the CRM' } });
+  // A long owner, as people type them: the queue must still fit the window.
+  await api(`/api/tasks/${answers[1]!.json.tasks[0].id}/assign`, { body: { owner: OWNER, note: 'looking in the CRM' } });
   page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 }, 60_000);
 
@@ -81,6 +83,30 @@ describe('the dashboard in a real browser', () => {
     expect(wrong.status()).toBe(403);
     const task = await adminApi(url, TOKENS.bob)(`/api/tasks/${held}`);
     expect(task.json.state).toBe('needs_review');
+  });
+
+  // At 1280–1920 px the queue was wider than the page: a person scrolled sideways to reach a row's decisions.
+  it('fits the attention queue in a 1280 px window, the full IDs still in reach', async () => {
+    const narrow = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await narrow.context().addCookies(await page.context().cookies());
+      await narrow.goto(`${url}/ui/attention`);
+      expect(await narrow.locator('tbody tr').count()).toBe(3);
+      const widths = await narrow.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        window: window.innerWidth,
+        table: Math.max(...[...document.querySelectorAll('.panel')].map((panel) => panel.scrollWidth - panel.clientWidth)),
+      }));
+      await narrow.screenshot({ path: `${ARTIFACTS}ui-attention-1280.png`, fullPage: true });
+      expect(widths.page).toBeLessThanOrEqual(widths.window);
+      expect(widths.table).toBe(0);
+      const row = narrow.locator(`tr[id="${held}"]`);
+      expect(await row.locator('code.id').first().getAttribute('title')).toBe(held);
+      expect(await row.locator(`a[href="/ui/tasks/${held}"]`).count()).toBeGreaterThan(0);
+      expect(await narrow.locator('.owner').getAttribute('title')).toBe(OWNER);
+    } finally {
+      await narrow.close();
+    }
   });
 
   it('finds the needs_review task in the queue, resolves it with a reference and a note, and sees it succeeded', async () => {

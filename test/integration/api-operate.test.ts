@@ -142,9 +142,10 @@ describe('/metrics, /readyz and request IDs', () => {
       ok: true,
       database: 'reachable',
       migrations: 'applied',
-      workers: 'alive',
-      ownWorker: 'looking',
+      leases: 'none stalled',
       stalledLeases: 0,
+      ownWorker: 'looking',
+      workers: 'alive',
     });
   });
 

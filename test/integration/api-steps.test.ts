@@ -5,6 +5,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gateway: TestGateway;
 let api: ReturnType<typeof adminApi>;
+let dashboard: ReturnType<typeof signedInDashboard>;
 
 beforeAll(async () => {
   // Web role: nothing forwards, so each task stays in the state the test puts it in.
@@ -13,6 +14,7 @@ beforeAll(async () => {
     { role: 'web', adminToken: ADMIN_TOKEN },
   );
   api = adminApi(gateway.url);
+  dashboard = signedInDashboard(gateway.url);
 });
 afterAll(async () => gateway?.close());
 
@@ -51,7 +53,68 @@ describe('a step waiting for the one before it', () => {
     expect((await api(`/api/tasks/${crm}`)).json.nextDecision).toMatch(/^It was not done/);
     await setState(gateway.store.db, replay.json.id, 'succeeded');
     expect((await api(`/api/tasks/${crm}`)).json.nextDecision).toBe(
-      `Its replay ${replay.json.id} succeeded, so the effect exists: resolve this one with that replay's reference, or cancel it. A retry would send it again under this task's own key — a second effect. Nobody has taken it yet.`,
+      `Its replay ${replay.json.id} succeeded, so the effect exists: the attention queue no longer lists this one: resolve it with that replay's reference to record so (a step waiting for it then goes), or leave it. A retry would send it again under this task's own key — a second effect. Nobody has taken it yet.`,
     );
+  });
+});
+
+/** The queue as each surface shows it: the API's list, and the counts of /api/stats, /metrics and the dashboard. */
+async function queueEverywhere() {
+  const listed = (await api('/api/tasks?attention=true&limit=500')).json.items as { id: string; strandedBy: unknown }[];
+  const stats = (await api('/api/stats')).json.needsAttention.count;
+  const page = await dashboard('/ui/attention');
+  const badge = Number(/<span class="count">(\d+)<\/span>/.exec(page)?.[1] ?? 0);
+  // A scrape reads the database at most once a second: wait for one that read it after the change.
+  let metric = NaN;
+  for (const started = Date.now(); metric !== listed.length && Date.now() - started < 3000; await new Promise((r) => setTimeout(r, 200))) {
+    metric = Number(/^oncehook_tasks_needing_attention (\d+)$/m.exec(await (await fetch(`${gateway.url}/metrics`)).text())?.[1]);
+  }
+  expect({ stats, metric, badge }).toEqual({ stats: listed.length, metric: listed.length, badge: listed.length });
+  return { listed, page, ids: listed.map((task) => task.id) };
+}
+
+const tasksOf = async (eventId: string) => {
+  const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId }));
+  return Object.fromEntries(answer.json.tasks.map((t: { id: string; action: string }) => [t.action, t.id])) as { crm: string; mail: string };
+};
+
+describe('the attention queue and steps', () => {
+  // The explain view said such a step waited for ever, but no queue listed it: nobody was asked to settle it.
+  it('lists a step stranded behind a cancelled one, says why, and counts it on every surface', async () => {
+    const { crm, mail } = await tasksOf('steps-3');
+    expect((await queueEverywhere()).ids).not.toContain(mail);
+    await api(`/api/tasks/${crm}/cancel`, { body: { note: 'not wanted' } });
+
+    const queue = await queueEverywhere();
+    expect(queue.ids).toContain(mail);
+    expect(queue.listed.find((task) => task.id === mail)!.strandedBy).toEqual({ id: crm, state: 'cancelled' });
+    expect(queue.page).toContain(`id="${mail}"`);
+    expect(queue.page).toContain(`stranded: predecessor cancelled: waits for <a href="/ui/tasks/${crm}">${crm}</a> (cancelled)`);
+    expect((await api(`/api/tasks?attention=true&state=pending&eventId=steps-3`)).json.items.map((t: { id: string }) => t.id)).toEqual([mail]);
+
+    await api(`/api/tasks/${mail}/cancel`, { body: { note: 'its predecessor was cancelled' } });
+    expect((await queueEverywhere()).ids).not.toContain(mail);
+  });
+
+  // A failed task stayed in the queue for ever after its replay had made the effect: the person's work was done.
+  it('drops a failed task once a replay down its chain succeeded, and lists the step still waiting for it', async () => {
+    const { crm, mail } = await tasksOf('steps-4');
+    await setState(gateway.store.db, crm, 'failed');
+    const first = (await api(`/api/tasks/${crm}/replay`, { body: { note: 'the CRM is back' } })).json.id as string;
+    await setState(gateway.store.db, first, 'failed');
+    expect((await queueEverywhere()).ids).toEqual(expect.arrayContaining([crm, first]));
+
+    const second = (await api(`/api/tasks/${first}/replay`, { body: { note: 'again' } })).json.id as string;
+    await setState(gateway.store.db, second, 'succeeded');
+    const queue = await queueEverywhere();
+    expect(queue.ids).not.toContain(crm);
+    expect(queue.ids).not.toContain(first);
+    expect(queue.page).not.toContain(`id="${crm}"`);
+    // The step waits for the original task, which stays failed: it is sent only once a person resolves that one.
+    expect(queue.listed.find((task) => task.id === mail)!.strandedBy).toEqual({ id: crm, state: 'failed' });
+    expect((await api(`/api/tasks/${crm}`)).json.nextDecision).toMatch(new RegExp(`^Its replay ${second} succeeded`));
+
+    await api(`/api/tasks/${crm}/resolve`, { body: { reference: 'CRM-7', note: 'made by the replay' } });
+    expect((await queueEverywhere()).ids).not.toContain(mail);
   });
 });

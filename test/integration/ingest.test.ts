@@ -177,10 +177,19 @@ describe('rejections create nothing', () => {
     expect(row!.occurred_at).toBeNull();
   });
 
-  it('404 for an unknown source', async () => {
-    const answer = await post(gateway.url, 'nowhere', shopifyDelivery({ eventId: 'x' }));
-    expect(answer.status).toBe(404);
-    expect(answer.json.error.code).toBe('unknown_source');
+  // `/in/` and `/in` were answered 404 by no route at all: neither counted nor logged, so a sender posting there was invisible.
+  it('404 for an unknown source or none, each counted as a rejection of the unknown source', async () => {
+    const unknown = async () => {
+      const scrape = await (await fetch(`${gateway.url}/metrics`)).text();
+      return Number(/^oncehook_rejections_total\{source="\(unknown\)",reason="unknown_source"\} (\d+)$/m.exec(scrape)?.[1] ?? 0);
+    };
+    const before = await unknown();
+    for (const path of ['/in/nowhere', '/in/', '/in', '/in/shop/orders']) {
+      const answer = await fetch(`${gateway.url}${path}`, { method: 'POST', body: '{}' });
+      expect(answer.status, path).toBe(404);
+      expect((await answer.json()).error.code, path).toBe('unknown_source');
+    }
+    expect(await unknown()).toBe(before + 4);
   });
 
   it('413 for a body over the limit, also when chunked without a Content-Length', async () => {

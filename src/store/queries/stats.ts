@@ -30,7 +30,7 @@ export interface Stats {
   confirmedEffects: number;
   /** Every task not yet succeeded or cancelled, retries in flight included: nothing unfinished is left out. */
   unresolved: { count: number; oldestAgeSeconds: number | null };
-  /** The part of it that waits for a person: the attention queue, held tasks included. */
+  /** What waits for a person: the attention queue, held tasks and stranded steps included. */
   needsAttention: Summary;
   /** Tasks still to be sent that a paused destination holds, not waiting for a person otherwise. */
   heldByPausedDestinations: Summary;
@@ -58,7 +58,6 @@ export function summarize(states: StateCount[], among: (state: string) => boolea
 }
 
 export const isUnresolved = (state: string) => !(SETTLED as readonly string[]).includes(state);
-export const needsAttention = (state: string) => NEEDS_ATTENTION.includes(state as never);
 
 /**
  * The figures of `/api/stats` and the dashboard's stats page. Receipts and tasks are tallied by increments,
@@ -68,17 +67,17 @@ export const needsAttention = (state: string) => NEEDS_ATTENTION.includes(state 
 export function statsReader(
   store: Store,
   tasks: () => Promise<StateCount[]> = taskTally(store),
-  held: () => Promise<Summary> = noneHeld,
+  queue: () => Promise<QueueFigures> = () => queueFigures(store.db, []),
 ): () => Promise<Stats> {
   const { db } = store;
   const receipts = deliveryTally(store);
   return async () => {
-    const [[paused], decisions, attempts, states, heldByPaused] = await Promise.all([
+    const [[paused], decisions, attempts, states, waiting] = await Promise.all([
       rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),
       receipts(),
       attemptClasses(store),
       tasks(),
-      held(),
+      queue(),
     ]);
     return {
       // A receipt claims a new event key exactly when it passes the delivery and event stages: it is then
@@ -90,9 +89,8 @@ export function statsReader(
       tasks: states,
       confirmedEffects: states.find((s) => s.state === TASK_STATES.succeeded)?.count ?? 0,
       unresolved: summarize(states, isUnresolved),
-      // The attention queue's: waiting for a person on their own, or for one to resume their destination.
-      needsAttention: together(summarize(states, needsAttention), heldByPaused),
-      heldByPausedDestinations: heldByPaused,
+      needsAttention: waiting.needsAttention,
+      heldByPausedDestinations: waiting.held,
       pausedDestinations: paused?.n ?? 0,
     };
   };
@@ -119,14 +117,30 @@ export interface Summary {
 /** Where no destination's pauses are looked up: nothing counts as held. */
 export const noneHeld = async (): Promise<Summary> => ({ count: 0, oldestAgeSeconds: null });
 
-/** Two disjoint groups of tasks as one: their counts added, the older of their oldest. */
-export function together(a: Summary, b: Summary): Summary {
-  const ages = [a.oldestAgeSeconds, b.oldestAgeSeconds].filter((age): age is number => age !== null);
-  return { count: a.count + b.count, oldestAgeSeconds: ages.length > 0 ? Math.max(...ages) : null };
+/** The attention queue's length and its oldest task's age, and of them the tasks a paused destination holds. */
+export interface QueueFigures {
+  needsAttention: Summary;
+  held: Summary;
 }
 
-/** The attention queue's length (attentionSql), for the navigation badge: cheap enough for every page. */
-export async function attentionCount(db: Db, heldRoutes: readonly string[]): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where ${attentionSql(heldRoutes)}`);
-  return row?.n ?? 0;
+/**
+ * The attention queue's length and its oldest task's age, counted by the queue's own predicate (attentionSql) and
+ * not from the tasks by state: a failed task whose replay made its effect is out of it, and a step stranded behind
+ * a cancelled one is in it though only `pending`. Cheap enough for every dashboard page's badge.
+ */
+export async function attentionSummary(db: Db, heldRoutes: readonly string[]): Promise<Summary> {
+  const [row] = await rowsOf<Summary>(
+    db,
+    sql`select count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as "oldestAgeSeconds"
+        from tasks where ${attentionSql(heldRoutes)}`,
+  );
+  return row ?? { count: 0, oldestAgeSeconds: null };
+}
+
+export async function queueFigures(db: Db, heldRoutes: readonly string[]): Promise<QueueFigures> {
+  const [needsAttention, held] = await Promise.all([
+    attentionSummary(db, heldRoutes),
+    heldRoutes.length > 0 ? heldCount(db, heldRoutes) : noneHeld(),
+  ]);
+  return { needsAttention, held };
 }

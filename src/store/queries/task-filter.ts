@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { AWAITING_DESTINATION, NEEDS_ATTENTION } from '../operator-rules.ts';
+import { doneByReplay, strandedSql } from './replay-chain.ts';
 
 /** What lists and bulk decisions select tasks by; every field narrows, none given selects all. */
 export interface TaskFilter {
@@ -33,13 +34,16 @@ export function taskFilterSql(filter: TaskFilter): SQL {
 export const inList = (values: readonly string[]): SQL => sql`(${sql.join(values.map((v) => sql`${v}`), sql`, `)})`;
 
 /**
- * The tasks waiting for a person: in a state only a person ends, or still to be sent on a route (`source/action`)
- * whose destination is paused. The routes are a filter on the row, as in the claim (migration 0008), so the
- * planner reads the states' indexes and the due index and sorts the few rows they give; as a row comparison
- * `(source, action) in (…)` it judged most tasks to match and walked every task in page order.
+ * The tasks waiting for a person: in a state only a person ends (but a failed one whose effect a replay made), a
+ * step whose predecessor will not succeed on its own, or still to be sent on a route (`source/action`) whose
+ * destination is paused. The routes are a filter on the row, as in the claim (migration 0008), so the planner
+ * reads the states' indexes, the waiting steps' index and the due index and sorts the few rows they give; as a
+ * row comparison `(source, action) in (…)` it judged most tasks to match and walked every task in page order.
  */
 export function attentionSql(heldRoutes: readonly string[]): SQL {
-  const waiting = sql`tasks.state in ${inList(NEEDS_ATTENTION)}`;
-  if (heldRoutes.length === 0) return waiting;
-  return sql`(${waiting} or (tasks.state in ${inList(AWAITING_DESTINATION)} and tasks.source || '/' || tasks.action in ${inList(heldRoutes)}))`;
+  const parts = [sql`(tasks.state in ${inList(NEEDS_ATTENTION)} and not ${doneByReplay(sql`tasks`)})`, strandedSql(sql`tasks`)];
+  if (heldRoutes.length > 0) {
+    parts.push(sql`(tasks.state in ${inList(AWAITING_DESTINATION)} and tasks.source || '/' || tasks.action in ${inList(heldRoutes)})`);
+  }
+  return sql`(${sql.join(parts, sql` or `)})`;
 }

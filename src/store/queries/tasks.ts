@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { otherDatabasesXids, pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
 import { rowsOf } from '../rows.ts';
+import { strandedSql } from './replay-chain.ts';
 import { taskFilterSql, type TaskFilter } from './task-filter.ts';
 
 export interface TaskRow {
@@ -18,6 +19,8 @@ export interface TaskRow {
   replayOf: string | null;
   /** Retention purged the stored bytes: the task can no longer be sent. */
   bodyPurged: boolean;
+  /** A step's predecessor that will not succeed on its own (strandedSql), with its state; null for any other task. */
+  strandedBy: { id: string; state: string } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -27,7 +30,9 @@ export function listTasksSql(filter: TaskFilter, request: PageRequest, others: r
   const page = pageClauses(request, sql`refs.txid`, sql`refs.task_id`, 'text', others);
   return sql`select tasks.id, tasks.source, action, tasks.event_id as "eventId", topic, state, attempts, owner,
       last_error as "lastError", result_reference as "resultReference", replay_of as "replayOf",
-      body is null as "bodyPurged", created_at as "createdAt", updated_at as "updatedAt", refs.txid::text as "cursorTxid", refs.task_id as "cursorTiebreak"
+      body is null as "bodyPurged",
+      case when ${strandedSql(sql`tasks`)} then (select predecessor.id || ' ' || predecessor.state from tasks predecessor where predecessor.id = tasks.after_task_id) end as "strandedBy",
+      created_at as "createdAt", updated_at as "updatedAt", refs.txid::text as "cursorTxid", refs.task_id as "cursorTiebreak"
     from task_refs refs join tasks on tasks.id = refs.task_id
     where ${page.where} and ${taskFilterSql(filter)}
     order by ${page.orderBy} limit ${page.limit}`;
@@ -35,9 +40,17 @@ export function listTasksSql(filter: TaskFilter, request: PageRequest, others: r
 
 export async function listTasks(db: Db, filter: TaskFilter, request: PageRequest): Promise<Page<TaskRow>> {
   const others = await otherDatabasesXids(db);
-  const rows = await rowsOf<TaskRow & { cursorTxid: string; cursorTiebreak: string }>(db, listTasksSql(filter, request, others));
+  type Row = Omit<TaskRow, 'strandedBy'> & { strandedBy: string | null; cursorTxid: string; cursorTiebreak: string };
+  const rows = await rowsOf<Row>(db, listTasksSql(filter, request, others));
   return toPage(
-    rows.map((row) => ({ ...row, createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) })),
+    rows.map((row) => ({ ...row, strandedBy: predecessor(row.strandedBy), createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) })),
     request,
   );
+}
+
+/** `id state`, as the list reads a stranded step's predecessor: task IDs and states hold no space. */
+function predecessor(read: string | null): TaskRow['strandedBy'] {
+  if (read === null) return null;
+  const [id, state] = read.split(' ') as [string, string];
+  return { id, state };
 }

@@ -113,6 +113,15 @@ describe('generic-hmac adapter', () => {
     expectSignatureError(() => adapter.verify(genericRequest(GENERIC_OPTIONS, { timestamp: t + 301 })));
   });
 
+  // A sender stamping milliseconds was told to check its clock, which was right: the unit was not.
+  it('refuses a timestamp in milliseconds, saying it is milliseconds rather than blaming the clock', () => {
+    const message = expectSignatureError(() => adapter.verify(genericRequest(GENERIC_OPTIONS, { timestamp: NOW.getTime() + 1234 })));
+    expect(message).toBe(
+      `X-Acme-Timestamp is ${NOW.getTime() + 1234}, which is milliseconds (${new Date(NOW.getTime() + 1234).toISOString()}): it must be unix seconds, e.g. ${t + 1}`,
+    );
+    expect(expectSignatureError(() => adapter.verify(genericRequest(GENERIC_OPTIONS, { timestamp: t + 301 })))).toMatch(/in the future.*check the sender's clock$/);
+  });
+
   it('refuses a signed body that is not JSON with 400 when an identity is read from it', () => {
     expectInputError(() => adapter.verify(genericRequest(GENERIC_OPTIONS, { body: '{"event":' })), 'malformed_body');
   });

@@ -87,6 +87,15 @@ describe('oncehook tasks --attention', () => {
     expect(asked).toContain('GET /api/tasks?owner=order-plain');
   });
 
+  it('says why a step only pending is listed: its predecessor will not succeed on its own', async () => {
+    const step = (id: string, state: string) => ({ id, state: 'pending', source: 'shop', action: 'mail', attempts: 0, owner: null, createdAt: new Date().toISOString(), lastError: null, heldBy: null, strandedBy: { id: 't_crm', state } });
+    answers.set('/api/tasks', { status: 200, body: { items: [step('t_after_cancelled', 'cancelled'), step('t_after_replayed', 'failed')], nextCursor: null, hasMore: false } });
+    const listed = await oncehook('tasks', '--attention');
+    answers.delete('/api/tasks');
+    expect(listed.stdout).toMatch(/^t_after_cancelled\s+pending\s+shop\/mail\s+0\s+—\s+\d+s\s+stranded: predecessor cancelled$/m);
+    expect(listed.stdout).toMatch(/^t_after_replayed\s+pending\s+shop\/mail\s+0\s+—\s+\d+s\s+stranded: predecessor done by a replay$/m);
+  });
+
   it('narrows to the listed states the queue holds, and refuses one it never does', async () => {
     const [narrowed, refused] = await Promise.all([
       // A trailing comma, as a shell history edit leaves, names no state.

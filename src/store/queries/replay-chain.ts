@@ -1,0 +1,29 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { TASK_STATES } from '../decisions.ts';
+
+/**
+ * The first replay down a task's chain (a replay of it, or of one of its replays) that succeeded, or null: the
+ * effect exists then. `oncehook_succeeded_replay`, migration 0010, says why it is a function.
+ */
+export const succeededReplaySql = (taskId: SQL): SQL => sql`oncehook_succeeded_replay(${taskId})`;
+
+/**
+ * `task` (an alias of `tasks`) failed, and a replay made its effect: nothing is left for a person to do there
+ * (a retry would make the effect a second time).
+ */
+export const doneByReplay = (task: SQL): SQL =>
+  sql`(${task}.state = ${TASK_STATES.failed} and ${succeededReplaySql(sql`${task}.id`)} is not null)`;
+
+/**
+ * A pending step (an action's `after`) whose predecessor will not succeed on its own: cancelled, or failed with its
+ * effect made by a replay (the step waits for the original task, which stays failed). The claim never takes it, so
+ * it waits for ever unless a person settles it, or, in the second case, resolves the predecessor.
+ *
+ * The predecessor is read by its key for each waiting step (as an `exists`, the planner may hash every cancelled and
+ * failed task instead, which grow with the history), and its state compared by `in`: the planner then takes the
+ * stranded for the sliver of waiting steps they are. As a boolean it took a quarter of them, and with thousands of
+ * steps waiting it read a page of the queue by walking every task in page order.
+ */
+export const strandedSql = (task: SQL): SQL => sql`(${task}.state = ${TASK_STATES.pending} and ${task}.after_task_id is not null
+  and (select predecessor.state from tasks predecessor where predecessor.id = ${task}.after_task_id
+    and (predecessor.state = ${TASK_STATES.cancelled} or ${doneByReplay(sql`predecessor`)})) in (${TASK_STATES.cancelled}, ${TASK_STATES.failed}))`;
