@@ -69,11 +69,13 @@ export function createApp(deps: AppDeps): Hono {
       ? 'this process runs --role worker: it forwards tasks and serves /healthz, /readyz and /metrics; deliveries, the admin API and the dashboard are on the web processes'
       : 'oncehook serves POST /in/{source} for deliveries, /api/… and the dashboard at /ui (with ONCEHOOK_ADMIN_TOKEN set), /healthz, /readyz and /metrics';
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `no route for ${c.req.method} ${c.req.path}; ${routes}` } }, 404));
-  // A thrown answer is a Response of its own: rebuilt on the context, it keeps the headers set before the
-  // throw (the X-Request-Id above all, which a refused sender or operator quotes).
+  // A thrown answer is a Response of its own, without the X-Request-Id set before the throw, which a refused
+  // sender or operator quotes. Set on it as it is: rebuilt around its body stream, it went out chunked instead
+  // of with its length.
   const answerOn = (c: Context, thrown: HTTPException) => {
     const answer = thrown.getResponse();
-    return c.newResponse(answer.body, answer);
+    answer.headers.set('x-request-id', c.get('requestId'));
+    return answer;
   };
   app.onError((error, c) => {
     if (error instanceof HTTPException) return answerOn(c, error);
