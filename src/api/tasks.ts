@@ -9,6 +9,7 @@ import {
   cancelTask,
   countBodyPurged,
   countBulk,
+  countDoneByReplay,
   replayTask,
   resolveTask,
   retryTask,
@@ -147,12 +148,15 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
       source: body.source,
       action: body.action,
     };
-    const skipped = () => countBodyPurged(store.db, kind, filter);
+    const skipped = async () => ({
+      skippedBodyPurged: await countBodyPurged(store.db, kind, filter),
+      ...(kind === 'retry' ? { skippedDoneByReplay: await countDoneByReplay(store.db, filter) } : {}),
+    });
     if (body.dryRun) {
-      return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), skippedBodyPurged: await skipped() });
+      return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...(await skipped()) });
     }
     const ids = await bulkDecide(store.db, kind, filter, { actor: c.get('actor'), note: body.note });
-    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, skippedBodyPurged: await skipped() });
+    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...(await skipped()) });
   });
 
   for (const kind of ['approve', 'retry', 'cancel'] as const) {

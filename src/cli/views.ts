@@ -10,6 +10,7 @@ export function deliveriesView(page: any): string {
 
 /** Said of a task whose stored body retention purged: it can no longer be sent. */
 const PURGED = 'body purged by retention';
+const DONE_BY_REPLAY = 'a replay already made the effect; retry one by one to make it again';
 
 export function tasksView(page: any): string {
   const reason = (t: any) =>
@@ -28,7 +29,11 @@ function withNext(text: string, page: any): string {
 const taskCount = (n: number) => `${n} task${n === 1 ? '' : 's'}`;
 
 export function bulkView(answer: any): string {
-  const skipped = answer.skippedBodyPurged > 0 ? ` (${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED})` : '';
+  const reasons = [
+    answer.skippedBodyPurged > 0 ? `${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED}` : null,
+    answer.skippedDoneByReplay > 0 ? `${taskCount(answer.skippedDoneByReplay)} skipped: ${DONE_BY_REPLAY}` : null,
+  ].filter((reason) => reason !== null);
+  const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
   return answer.dryRun
     ? `${answer.kind} would change ${taskCount(answer.count)}${skipped}; run again without --dry-run to do it`
     : `${answer.kind}: ${taskCount(answer.count)} changed${skipped}${answer.count > 0 ? `\n${answer.tasks.join('\n')}` : ''}`;

@@ -647,9 +647,19 @@ export type BulkDecision = (typeof BULK_DECISIONS)[number];
 const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
   sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
 
-/** The tasks a bulk decision would change: those allowed, narrowed to stored bodies. */
+/**
+ * A task whose effect a replay of it (or of one of its replays) made: a retry would make it again, under the
+ * original's key, which the downstream never saw with the replay's (migration 0010's function).
+ */
+const doneByReplay = sql`oncehook_succeeded_replay(tasks.id) is not null`;
+
+/**
+ * The tasks a bulk decision would change: those allowed, narrowed to stored bodies; a replay passes over tasks
+ * whose earlier replay is on its way, a retry over tasks a replay already did. One by one, a person is warned
+ * of the latter and may still decide it; in bulk nobody would see it.
+ */
 const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
-  sql`${bulkAllowed(kind, filter)} and tasks.body is not null${kind === 'replay' ? sql` and ${withoutUnsettledReplay}` : sql``}`;
+  sql`${bulkAllowed(kind, filter)} and tasks.body is not null and ${kind === 'replay' ? withoutUnsettledReplay : sql`not ${doneByReplay}`}`;
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
@@ -663,6 +673,15 @@ export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter):
  */
 export async function countBodyPurged(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
   const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${bulkAllowed(kind, filter)} and tasks.body is null`);
+  return row?.n ?? 0;
+}
+
+/** The tasks a bulk retry passes over because a replay already made their effect (see `doneByReplay`). */
+export async function countDoneByReplay(db: Db, filter: TaskFilter): Promise<number> {
+  const [row] = await rowsOf<{ n: number }>(
+    db,
+    sql`select count(*)::int as n from ${bulkAllowed('retry', filter)} and tasks.body is not null and ${doneByReplay}`,
+  );
   return row?.n ?? 0;
 }
 
