@@ -9,6 +9,7 @@ import type { Db } from './connect.ts';
 import { DECISIONS, FINISHED_STATES, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
+import { succeededReplaySql } from './queries/replay-chain.ts';
 import { PREPARED } from './prepared.ts';
 import { rowsOf } from './rows.ts';
 import { tasks } from './schema.ts';
@@ -648,10 +649,10 @@ const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
   sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
 
 /**
- * A task whose effect a replay of it (or of one of its replays) made: a retry would make it again, under the
- * original's key, which the downstream never saw with the replay's (migration 0010's function).
+ * A task whose effect a replay of it (or of one of its replays) made, whatever its own state: a retry would make
+ * it again, under the original's key, which the downstream never saw with the replay's.
  */
-const doneByReplay = sql`oncehook_succeeded_replay(tasks.id) is not null`;
+const doneByReplay = sql`${succeededReplaySql(sql`tasks.id`)} is not null`;
 
 /**
  * The tasks a bulk decision would change: those allowed, narrowed to stored bodies; a replay passes over tasks
