@@ -29,7 +29,9 @@ export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | 
   const migrations = state.migrations.applied >= state.migrations.shipped ? 'applied' : 'behind';
   const leases = state.stalledLeases === 0 ? 'none stalled' : 'stalled';
   const ownWorker = ownWorkerAlive === undefined ? 'absent' : ownWorkerAlive ? 'looking' : 'silent';
-  const ok = migrations === 'applied' && leases === 'none stalled' && ownWorker !== 'silent';
+  // Stalled leases say workers are gone, which a process that only receives cannot mend: taken out of the load
+  // balancer for it, every web process would stop recording deliveries too. It reports them; workers fail on them.
+  const ok = migrations === 'applied' && ownWorker !== 'silent' && (leases === 'none stalled' || ownWorker === 'absent');
   return c.json(
     {
       ok,

@@ -1,5 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shopConfig } from '../support/deliveries.ts';
+import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 let gateway: TestGateway;
@@ -14,5 +15,15 @@ describe('/readyz on a process that runs no worker', () => {
     const answer = await fetch(`${gateway.url}/readyz`);
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ ok: true, leases: 'none stalled', stalledLeases: 0, ownWorker: 'absent' });
+  });
+
+  it('reports a lease stalled by workers gone elsewhere, and stays ready to record deliveries', async () => {
+    const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'web-stalled' }));
+    const id = answer.json.tasks[0].id as string;
+    await gateway.store.db.execute(sql`update tasks set state = 'in_progress', lease_owner = 'gone',
+      lease_expires_at = now() - interval '10 minutes' where id = ${id}`);
+    const ready = await fetch(`${gateway.url}/readyz`);
+    expect(await ready.json()).toMatchObject({ ok: true, leases: 'stalled', stalledLeases: 1, ownWorker: 'absent' });
+    expect(ready.status).toBe(200);
   });
 });
