@@ -9,7 +9,7 @@ import {
   cancelTask,
   countBodyPurged,
   countBulk,
-  countDoneByReplay,
+  countSkippedByReplay,
   replayTask,
   resolveTask,
   retryTask,
@@ -150,7 +150,7 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
     };
     const skipped = async () => ({
       skippedBodyPurged: await countBodyPurged(store.db, kind, filter),
-      ...(kind === 'retry' ? { skippedDoneByReplay: await countDoneByReplay(store.db, filter) } : {}),
+      ...(kind === 'retry' ? { skippedByReplay: await countSkippedByReplay(store.db, filter) } : {}),
     });
     if (body.dryRun) {
       return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...(await skipped()) });

@@ -10,7 +10,7 @@ export function deliveriesView(page: any): string {
 
 /** Said of a task whose stored body retention purged: it can no longer be sent. */
 const PURGED = 'body purged by retention';
-const DONE_BY_REPLAY = 'a replay already made the effect; retry one by one to make it again';
+const BY_REPLAY = 'a replay made the effect or is on its way to; retry one by one to make it again';
 
 export function tasksView(page: any): string {
   const reason = (t: any) =>
@@ -31,7 +31,7 @@ const taskCount = (n: number) => `${n} task${n === 1 ? '' : 's'}`;
 export function bulkView(answer: any): string {
   const reasons = [
     answer.skippedBodyPurged > 0 ? `${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED}` : null,
-    answer.skippedDoneByReplay > 0 ? `${taskCount(answer.skippedDoneByReplay)} skipped: ${DONE_BY_REPLAY}` : null,
+    answer.skippedByReplay > 0 ? `${taskCount(answer.skippedByReplay)} skipped: ${BY_REPLAY}` : null,
   ].filter((reason) => reason !== null);
   const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
   return answer.dryRun

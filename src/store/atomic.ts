@@ -9,7 +9,6 @@ import type { Db } from './connect.ts';
 import { DECISIONS, FINISHED_STATES, TASK_STATES, TASKS_CHANNEL, type Decision, type TaskState } from './decisions.ts';
 import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
-import { succeededReplaySql } from './queries/replay-chain.ts';
 import { PREPARED } from './prepared.ts';
 import { rowsOf } from './rows.ts';
 import { tasks } from './schema.ts';
@@ -649,18 +648,18 @@ const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
   sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
 
 /**
- * A task whose effect a replay of it (or of one of its replays) made, whatever its own state: a retry would make
- * it again, under the original's key, which the downstream never saw with the replay's.
+ * A task whose effect a replay of it (or of one of its replays) made, or is on its way to make: a retry would
+ * make it again, under the original's key, which the downstream never saw with the replay's.
  */
-const doneByReplay = sql`${succeededReplaySql(sql`tasks.id`)} is not null`;
+const byReplay = sql`(tasks.effect_replay is not null or not ${withoutUnsettledReplay})`;
 
 /**
  * The tasks a bulk decision would change: those allowed, narrowed to stored bodies; a replay passes over tasks
- * whose earlier replay is on its way, a retry over tasks a replay already did. One by one, a person is warned
+ * whose earlier replay is on its way, a retry over tasks a replay did or is doing. One by one, a person is warned
  * of the latter and may still decide it; in bulk nobody would see it.
  */
 const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
-  sql`${bulkAllowed(kind, filter)} and tasks.body is not null and ${kind === 'replay' ? withoutUnsettledReplay : sql`not ${doneByReplay}`}`;
+  sql`${bulkAllowed(kind, filter)} and tasks.body is not null and ${kind === 'replay' ? withoutUnsettledReplay : sql`not ${byReplay}`}`;
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
@@ -677,11 +676,11 @@ export async function countBodyPurged(db: Db, kind: BulkDecision, filter: TaskFi
   return row?.n ?? 0;
 }
 
-/** The tasks a bulk retry passes over because a replay already made their effect (see `doneByReplay`). */
-export async function countDoneByReplay(db: Db, filter: TaskFilter): Promise<number> {
+/** The tasks a bulk retry passes over because a replay made their effect or is on its way to (see `byReplay`). */
+export async function countSkippedByReplay(db: Db, filter: TaskFilter): Promise<number> {
   const [row] = await rowsOf<{ n: number }>(
     db,
-    sql`select count(*)::int as n from ${bulkAllowed('retry', filter)} and tasks.body is not null and ${doneByReplay}`,
+    sql`select count(*)::int as n from ${bulkAllowed('retry', filter)} and tasks.body is not null and ${byReplay}`,
   );
   return row?.n ?? 0;
 }

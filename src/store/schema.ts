@@ -105,6 +105,11 @@ export const tasks = pgTable(
     afterTaskId: text('after_task_id'),
     /** A deliberate second effect names the task it replays. */
     replayOf: text('replay_of'),
+    /**
+     * The replay down this task's chain (a replay of it, or of one of its replays) that succeeded: the effect exists.
+     * Set by a trigger when a replay succeeds (migration 0011), so the attention queue tests a column, not the chain.
+     */
+    effectReplay: text('effect_replay'),
     /** Sends made so far: the next one carries `Oncehook-Attempt: attempts + 1`. */
     attempts: integer('attempts').notNull().default(0),
     /** Lookups asked about an unknown outcome; a budget, so an unanswering lookup ends in review. */

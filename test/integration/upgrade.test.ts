@@ -80,3 +80,38 @@ describe('upgrading a database that holds tasks', () => {
     expect(view?.tasks.map((task) => task.id)).toEqual([old[2]!.tasks[0]!.id]);
   });
 });
+
+describe('upgrading a database whose failures were replayed', () => {
+  it('to effect_replay (migration 0011): replays that succeeded before are written on their chains, later ones by the trigger', async () => {
+    const replayed = await freshDatabase();
+    const own = await openStore({ databaseUrl: replayed.url });
+    try {
+      const before = releasedUpTo('0010_waiting_steps_index');
+      folders.push(before);
+      await migrate(own, replayed.url, before);
+      const [done, undone] = [receipt(11), receipt(12)];
+      await recordDeliveries(own.db, [done, undone]);
+      const [doneId, undoneId] = [done.tasks[0]!.id, undone.tasks[0]!.id];
+      // Under 0010: the first failed, its replay failed, and a replay of that replay succeeded; the second's replay waits.
+      await own.db.execute(sql`update tasks set state = 'failed' where id in (${doneId}, ${undoneId})`);
+      const copy = (id: string, of: string, state: string) => sql`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256, replay_of)
+        select ${id}, source, action, event_id, delivery_id, ${state}, body_sha256, ${of} from tasks where id = ${of}`;
+      await own.db.execute(copy('t_up_r1', doneId, 'failed'));
+      await own.db.execute(copy('t_up_r2', 't_up_r1', 'succeeded'));
+      await own.db.execute(copy('t_up_r3', undoneId, 'pending'));
+
+      await migrate(own, replayed.url);
+      const marks = async () =>
+        Object.fromEntries(
+          (await rowsOf<{ id: string; effect: string | null }>(own.db, sql`select id, effect_replay as effect from tasks order by id`)).map((t) => [t.id, t.effect]),
+        );
+      expect(await marks()).toEqual({ [doneId]: 't_up_r2', [undoneId]: null, t_up_r1: 't_up_r2', t_up_r2: null, t_up_r3: null });
+
+      await own.db.execute(sql`update tasks set state = 'succeeded' where id = 't_up_r3'`);
+      expect((await marks())[undoneId]).toBe('t_up_r3');
+    } finally {
+      await own.close();
+      await replayed.drop();
+    }
+  });
+});

@@ -2,7 +2,7 @@
 -- for ever, and the attention queue lists it. Read through the states' index, every look at the queue would walk
 -- all pending tasks, a backlog of retries included; this index holds only the steps still waiting, so a look
 -- costs what they are. Built inside the migration's transaction: it holds off task writes while it reads the
--- pending tasks, which are few next to all.
+-- whole table (about 2 s for 1.3 million tasks).
 CREATE INDEX "tasks_waiting_steps_idx" ON "tasks" USING btree ("after_task_id") WHERE state = 'pending' and after_task_id is not null;
 --> statement-breakpoint
 -- A failed task whose effect a replay made is out of the attention queue, and so is a step waiting for it no

@@ -165,7 +165,7 @@ describe('a task whose body retention purged', () => {
     });
     answers.set('/api/tasks', { status: 200, body: { items: [task], nextCursor: null, hasMore: false } });
     answers.set('/api/tasks/t_gone', { status: 200, body: task });
-    answers.set('/api/tasks/bulk/retry', { status: 200, body: { dryRun: false, kind: 'retry', count: 0, tasks: [], skippedBodyPurged: 2, skippedDoneByReplay: 1 } });
+    answers.set('/api/tasks/bulk/retry', { status: 200, body: { dryRun: false, kind: 'retry', count: 0, tasks: [], skippedBodyPurged: 2, skippedByReplay: 1 } });
     const [listed, shown, bulk] = await Promise.all([
       oncehook('tasks', '--state', 'failed'),
       oncehook('show', 't_gone'),
@@ -176,7 +176,7 @@ describe('a task whose body retention purged', () => {
     expect(shown.stdout).toMatch(/^body\s+body purged by retention: it cannot be sent again$/m);
     expect(shown.stdout).toMatch(/^allowed: resolve, cancel$/m);
     expect(bulk.stdout).toBe(
-      'retry: 0 tasks changed (2 tasks skipped: body purged by retention; 1 task skipped: a replay already made the effect; retry one by one to make it again)\n',
+      'retry: 0 tasks changed (2 tasks skipped: body purged by retention; 1 task skipped: a replay made the effect or is on its way to; retry one by one to make it again)\n',
     );
   });
 });
