@@ -111,6 +111,8 @@ export class Forwarder {
       level: 'error',
       failing: 'the forwarder could not read its queue; trying again',
       recovered: 'the forwarder reads its queue again',
+      // A failing pass waits a poll before the next: a line every five of them.
+      repeatEveryMs: 5 * this.#options.pollMs,
     });
     this.#queueLane = deps.store.lane();
     // Attempts end at their own times; those ending while a finish commits are written together in the next.

@@ -31,9 +31,13 @@ export async function withinBudget<T>(work: Promise<T>, deadline: number, logger
     return done;
   } catch (error) {
     if (error instanceof HttpError) {
+      // A stalled or unreachable database makes every delivery late alike: its failures are the outage's too.
       work.then(
-        () => logger.warn('a write answered 503 committed after its deadline; the retry will be a duplicate'),
-        (lateError: unknown) => logger.warn({ err: lateError }, 'a write answered 503 failed after its deadline'),
+        () => {
+          outage.succeeded();
+          logger.warn('a write answered 503 committed after its deadline; the retry will be a duplicate');
+        },
+        (lateError: unknown) => outage.failed(lateError),
       );
       throw error;
     }

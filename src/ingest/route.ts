@@ -28,6 +28,8 @@ export interface IngestDeps {
 /** Receipts written in one transaction at most; a batch also stops before 8 MiB of bodies. */
 const RECEIPTS_PER_BATCH = 128;
 const BATCH_BYTES = 8 * 1024 * 1024;
+/** While the database is down, a line every 10 s says how many deliveries failed so far, whatever the senders' rate. */
+const INGEST_OUTAGE_REPEAT_MS = 10_000;
 
 /** Part of the sender's timeout kept back for the answer to travel: at most a second, a fifth of short budgets. */
 function answerDeadline(started: number, budgetMs: number): number {
@@ -49,7 +51,12 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
     },
     writtenAgain: (receipt) => ({ ...receipt, id: receiptId() }),
   });
-  const outage = outageLog(logger, { level: 'error', failing: 'recording a delivery failed', recovered: 'deliveries are recorded again' });
+  const outage = outageLog(logger, {
+    level: 'error',
+    failing: 'recording a delivery failed',
+    recovered: 'deliveries are recorded again',
+    repeatEveryMs: INGEST_OUTAGE_REPEAT_MS,
+  });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
   const unknownPaths = new UnknownPathLog(logger);
   /** Counted with the other rejections, and logged a line a minute per path rather than a line per request. */

@@ -67,8 +67,11 @@ describe(`the forwarder while the database is down (${engine()})`, () => {
         expect(repeat).not.toHaveProperty('err');
         expect(repeat.error).toMatch(/^[^\n]+$/);
       }
-      expect(repeats.map((line) => line.failures)).toEqual(repeats.map((_, i) => i + 2));
-      expect(said(RECOVERED)[0]).toMatchObject({ level: 30, failures: repeats.length + 1 });
+      // A line every five polls at most, each with the count so far.
+      const counts = repeats.map((line) => line.failures as number);
+      expect(counts.every((n, i) => n > (i === 0 ? 1 : counts[i - 1]!))).toBe(true);
+      expect(said(RECOVERED)[0]).toMatchObject({ level: 30 });
+      expect(said(RECOVERED)[0]!.failures).toBeGreaterThanOrEqual(counts.at(-1)!);
 
       // A new outage is a new first failure: its stack is logged again.
       restore = await failQueue();
