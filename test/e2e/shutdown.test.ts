@@ -98,11 +98,13 @@ describe('SIGTERM', () => {
     const actions = {
       plain: { url: `${downstream.url}/plain`, timeoutMs: 20_000 },
       keyed: { url: `${downstream.url}/keyed`, timeoutMs: 20_000, idempotency: 'key' },
-      // Past the 1.5 s deadline, and short: its lookup waits that long after the unknown outcome.
+      // Past the 3 s deadline, and short: its lookup waits that long after the unknown outcome.
       looked: { url: `${downstream.url}/looked`, timeoutMs: 4000, lookup: `${downstream.url}/looked/lookup?key={key}` },
       unsent: { url: `https://127.0.0.1:${(silent.address() as net.AddressInfo).port}/never`, timeoutMs: 20_000 },
     };
-    const gateway = await start(actions, 1500);
+    // A fifth of the deadline is kept to record what was cut short and close the database: 300 ms of a 1.5 s one
+    // was too little beside another test file on two cores, and the last resort exited 1.
+    const gateway = await start(actions, 3000);
     const accepted = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'deadline-1' }));
     const ids = Object.fromEntries(accepted.json.tasks.map((t: { id: string; action: string }) => [t.action, t.id])) as Record<string, string>;
     await waitFor(() => posts('/plain') + posts('/keyed') + posts('/looked') === 3 && silentSockets.size === 1);
@@ -111,7 +113,7 @@ describe('SIGTERM', () => {
     gateway.child.kill('SIGTERM');
     const { code } = await exitOf(gateway.child);
     expect(code).toBe(0);
-    expect(performance.now() - signalled).toBeLessThan(4000);
+    expect(performance.now() - signalled).toBeLessThan(5000);
 
     for (const action of ['plain', 'keyed', 'looked']) {
       expect(await stateOf(ids[action]!), action).toMatchObject({ state: 'outcome_unknown', lease_owner: null });
