@@ -1,7 +1,5 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
-import { succeededReplaySql } from './queries/replay-chain.ts';
-import { rowsOf } from './rows.ts';
 import { attempts, operatorActions, tasks } from './schema.ts';
 
 /**
@@ -24,6 +22,8 @@ export async function taskView(db: Db, id: string) {
       bodyPurged: sql<boolean>`${tasks.body} is null`,
       afterTaskId: tasks.afterTaskId,
       replayOf: tasks.replayOf,
+      /** A replay down the task's chain (of it, or of a replay of it) that succeeded: the effect exists. */
+      succeededReplay: tasks.effectReplay,
       attempts: tasks.attempts,
       lookups: tasks.lookups,
       nextAttemptAt: tasks.nextAttemptAt,
@@ -39,7 +39,7 @@ export async function taskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const [ledger, actions, replays, [succeeded]] = await Promise.all([
+  const [ledger, actions, replays] = await Promise.all([
     db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id)),
     db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id)),
     db
@@ -48,10 +48,8 @@ export async function taskView(db: Db, id: string) {
       .where(eq(tasks.replayOf, id))
       // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
       .orderBy(asc(tasks.createdAt), asc(tasks.id)),
-    rowsOf<{ id: string | null }>(db, sql`select ${succeededReplaySql(sql`${id}`)} as id`),
   ]);
-  /** A replay down the task's chain (of it, or of a replay of it) that succeeded: the effect exists. */
-  return { ...task, ledger, operatorActions: actions, replays, succeededReplay: succeeded?.id ?? null };
+  return { ...task, ledger, operatorActions: actions, replays };
 }
 
 export type TaskView = NonNullable<Awaited<ReturnType<typeof taskView>>>;

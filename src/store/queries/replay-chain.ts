@@ -2,12 +2,6 @@ import { sql, type SQL } from 'drizzle-orm';
 import { TASK_STATES } from '../decisions.ts';
 
 /**
- * The first replay down a task's chain (a replay of it, or of one of its replays) that succeeded, or null: the
- * effect exists then. `oncehook_succeeded_replay`, migration 0010, says why it is a function.
- */
-export const succeededReplaySql = (taskId: SQL): SQL => sql`oncehook_succeeded_replay(${taskId})`;
-
-/**
  * `task` (an alias of `tasks`) failed, and a replay made its effect: nothing is left for a person to do there
  * (a retry would make the effect a second time). A column the replay's success writes (migration 0011), so the
  * queue's looks cost nothing per failed task.
