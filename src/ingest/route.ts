@@ -71,12 +71,11 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
     const sourceId = c.req.param('source');
     const source = config.sources[sourceId];
     const adapter = adapters.get(sourceId);
-    const label = source ? sourceId : UNKNOWN;
+    if (!source || !adapter) return unknownSource(c, `no source named "${sourceId}" is configured`);
     // Served by @hono/node-server: Node's own request and response, read and written around the web API.
     const { incoming, outgoing } = c.env as HttpBindings;
     let release = () => {};
     try {
-      if (!source || !adapter) return unknownSource(c, `no source named "${sourceId}" is configured`);
       release = admission.enter(sourceId);
       const request = c.req.raw;
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
@@ -111,12 +110,12 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       );
       return c.json({ receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(recorded) });
     } catch (error) {
-      if (error instanceof HttpError && error.code !== 'unknown_source') {
+      if (error instanceof HttpError) {
         // A body cut off unread (too large, too slow) would otherwise keep arriving on a kept-alive connection.
         if (error.status === 408 || error.status === 413) outgoing.setHeader('connection', 'close');
-        metrics.rejections.inc({ source: label, reason: error.code });
-        metrics.ackSeconds.observe({ source: label, status: String(error.status) }, (performance.now() - started) / 1000);
-        logger.info({ source: label, status: error.status, reason: error.code }, 'delivery rejected');
+        metrics.rejections.inc({ source: sourceId, reason: error.code });
+        metrics.ackSeconds.observe({ source: sourceId, status: String(error.status) }, (performance.now() - started) / 1000);
+        logger.info({ source: sourceId, status: error.status, reason: error.code }, 'delivery rejected');
       }
       throw error;
     } finally {
