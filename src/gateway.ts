@@ -6,7 +6,7 @@ import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
-import { listen } from './listener.ts';
+import { listen, stopping } from './listener.ts';
 import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
 import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
@@ -43,14 +43,6 @@ export interface Gateway {
 /** Kept back from the shutdown budget: cut-short attempts must still be recorded and the database closed. */
 function graceOf(timeoutMs: number): number {
   return Math.max(0, timeoutMs - Math.min(5000, timeoutMs / 5));
-}
-
-/** While stopping, a request arriving on a connection still open is turned away; the sender retries elsewhere. */
-function stopping(): Response {
-  return Response.json(
-    { error: { code: 'shutting_down', message: 'this instance is stopping; retry' } },
-    { status: 503, headers: { 'retry-after': '1', connection: 'close' } },
-  );
 }
 
 /**

@@ -5,16 +5,23 @@ import { deferContinueToIngest } from './ingest/expect-continue.ts';
 
 export type Answer = (request: Request, env: unknown) => Response | Promise<Response>;
 
+/** A request this instance cannot take now: the sender retries a 503, elsewhere or in a second. */
+function turnedAway(code: string, message: string): Response {
+  return Response.json({ error: { code, message } }, { status: 503, headers: { 'retry-after': '1', connection: 'close' } });
+}
+
 /**
- * Before the app is ready: the sender retries a 503, so nothing is lost, and a request is not held open for what
- * can be seconds (initdb on a new data directory, crash recovery). `/healthz` says the process runs, as it does.
+ * Before the app is ready: nothing is lost, and a request is not held open for what can be seconds (initdb on a
+ * new data directory, crash recovery). `/healthz` says the process runs, as it does.
  */
 function starting(request: Request): Response {
   if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true, starting: true });
-  return Response.json(
-    { error: { code: 'starting', message: 'this instance is starting: its database is not open yet; retry' } },
-    { status: 503, headers: { 'retry-after': '1', connection: 'close' } },
-  );
+  return turnedAway('starting', 'this instance is starting: its database is not open yet; retry');
+}
+
+/** While stopping, a request arriving on a connection still open is turned away. */
+export function stopping(): Response {
+  return turnedAway('shutting_down', 'this instance is stopping; retry');
 }
 
 export interface Listener {
