@@ -54,7 +54,7 @@ export interface TaskExplanation {
 /** What a step waiting for its predecessor (`after`) asks of a person, by the predecessor's state; null: nothing. */
 function waiting(before: { id: string; state: string }): string | null {
   if (before.state === TASK_STATES.cancelled) {
-    return `It is sent only once ${before.id} succeeds, and that was cancelled: cancel this step too, or resolve it if it was done by hand.`;
+    return `It is sent only once ${before.id} succeeds, and that was cancelled: ${strandedWords(before).todo}.`;
   }
   if (before.state === TASK_STATES.pending || before.state === TASK_STATES.inProgress) return null;
   return `It is sent once ${before.id} succeeds, which is ${before.state}: settle that one first (oncehook explain ${before.id}), or cancel this step, or resolve it if it was done by hand.`;
