@@ -14,6 +14,7 @@ import type { Context, Results } from './phases/context.ts';
 import { runEmbedded } from './phases/embedded.ts';
 import { runEmbeddedSoak } from './phases/embedded-soak.ts';
 import { runForward } from './phases/forward.ts';
+import { runForwardCeiling } from './phases/forward-ceiling.ts';
 import { runHttp } from './phases/http.ts';
 import { runIngest } from './phases/ingest.ts';
 import { runPgBoss } from './phases/pgboss.ts';
@@ -40,6 +41,7 @@ const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promis
   ingest: { title: '(d) oncehook ingest: signed Shopify deliveries', run: runIngest },
   storm: { title: 'duplicate storm', run: runStorm },
   pgboss: { title: '(c) pg-boss: send, then work and forward', run: runPgBoss },
+  'forward-ceiling': { title: '(e) forwarding ceiling: the same requests from a bare undici pool, no queue, no database', run: runForwardCeiling },
   forward: { title: '(d) oncehook forwarding', run: runForward },
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },

@@ -34,6 +34,9 @@ export function ratios(r: Results): Ratio[] {
     { name: 'ingest p99 ack', value: r.ingest?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '≤', value: 50 } },
     { name: 'ingest (answered/s) ÷ (b) bare Hono', value: div(r.ingest?.load.perSecond ?? null, r.http?.load.perSecond), unit: 'x', target: null },
     { name: 'forwarding ÷ (c) pg-boss work-and-forward', value: div(forwarded, r.pgboss?.work.perSecond), unit: 'x', target: { op: '≥', value: 3 } },
+    // What any forwarder could reach here: a design that records nothing still shares the cores with the downstream.
+    { name: '(e) forwarding ceiling ÷ (c) pg-boss', value: div(r['forward-ceiling']?.perSecond ?? null, r.pgboss?.work.perSecond), unit: 'x', target: null },
+    { name: 'forwarding ÷ (e) forwarding ceiling', value: div(forwarded, r['forward-ceiling']?.perSecond), unit: 'x', target: null },
     { name: 'storm p99', value: r.storm?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '<', value: 200 } },
     { name: 'storm p99 ÷ (b) bare Hono storm p99', value: div(r.storm?.load.latencyMs.p99 ?? null, r.http?.storm.latencyMs.p99), unit: 'x', target: null },
     { name: 'soak RSS growth', value: r.soak ? r.soak.growth * 100 : null, unit: '%', target: { op: '<', value: 10 } },
@@ -117,6 +120,16 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       drainCpuLine(b.work),
       idle(b.idleFirstForward),
       `tuning: batchSize ${b.settings.batchSize}, ${b.settings.workers} workers, polling ${b.settings.pollingIntervalSeconds} s, pool ${b.settings.poolMax}`,
+    ]]);
+  }
+  const ceiling = r['forward-ceiling'];
+  if (ceiling) {
+    rows.push(['(e) forwarding ceiling (bare undici)', `${int(ceiling.perSecond)} requests/s`, [
+      `oncehook's requests, ${ceiling.inFlight} in flight on as many connections; no queue, no database: errors ${ceiling.errors}`,
+      `latency ${lat(ceiling.latencyMs)}`,
+      ceiling.cpu
+        ? `CPU: sender ${pct(ceiling.cpu.processes.sender)} of a core, downstream ${pct(ceiling.cpu.processes.downstream)}, machine ${pct(ceiling.cpu.machine)} of ${ceiling.cpu.cores} cores`
+        : 'CPU: not measured',
     ]]);
   }
   if (r.forward) {

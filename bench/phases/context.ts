@@ -99,6 +99,17 @@ export interface PgBossResult {
   idleFirstForward: IdleLatency | null;
 }
 
+/** (e) The same requests from a bare undici pool: no queue, no database. */
+export interface ForwardCeilingResult {
+  completed: number;
+  perSecond: number;
+  errors: number;
+  latencyMs: LatencySummary;
+  inFlight: number;
+  /** The sender and the downstream by name, PostgreSQL (idle here), the machine. */
+  cpu: CpuShares | null;
+}
+
 export type ForwardResult =
   | { measured: false; reason: string }
   | { measured: true; fill: LoadResult; work: DrainResult; idleFirstForward: IdleLatency | null; peakRssBytes: number | null };
@@ -166,6 +177,7 @@ export interface Results {
   ingest?: IngestResult;
   storm?: StormResult;
   pgboss?: PgBossResult;
+  'forward-ceiling'?: ForwardCeilingResult;
   forward?: ForwardResult;
   embedded?: EmbeddedResult;
   soak?: SoakResult;

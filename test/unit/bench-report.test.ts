@@ -97,4 +97,35 @@ describe('bench report', () => {
     expect(report).toContain('in the last fifth: tasks 700/900, checkpoint 175/225');
     expect(report).toContain('900 tasks; data directory 512 MiB at the end');
   });
+
+  it("reads both forwarders beside the ceiling of a sender that records nothing, from the same run", () => {
+    const cpu = { processes: { worker: 0.8, downstream: 0.3 }, postgres: 0.6, machine: 0.9, cores: 2 };
+    const drain = (perSecond: number) => ({ backlog: 16_000, completed: 16_000, elapsedMs: 5000, perSecond, drained: true, downstreamReceived: 16_000, cpu });
+    const results: Results = {
+      pgboss: {
+        version: '10.4.2',
+        settings: { batchSize: 2000, workers: 4, pollingIntervalSeconds: 0.5, poolMax: 38 },
+        send: { perSecond: 1400, latencyMs: load(50).latencyMs, errors: 0 },
+        work: drain(3000),
+        idleFirstForward: null,
+      },
+      'forward-ceiling': {
+        completed: 90_000,
+        perSecond: 9000,
+        errors: 0,
+        latencyMs: load(46).latencyMs,
+        inFlight: 256,
+        cpu: { processes: { sender: 0.97, downstream: 0.88 }, postgres: 0, machine: 0.94, cores: 2 },
+      },
+      forward: { measured: true, fill: load(40), work: drain(2400), idleFirstForward: null, peakRssBytes: null },
+    };
+    const byName = new Map(ratios(results).map((r) => [r.name, r]));
+    expect(byName.get('(e) forwarding ceiling ÷ (c) pg-boss')?.value).toBeCloseTo(3);
+    expect(byName.get('forwarding ÷ (e) forwarding ceiling')?.value).toBeCloseTo(0.267, 3);
+    expect(byName.get('forwarding ÷ (c) pg-boss work-and-forward')?.value).toBeCloseTo(0.8);
+    const report = renderReport(env, parseOptions(['node', 'bench']), results);
+    expect(report).toMatch(/^\(e\) forwarding ceiling \(bare undici\) +9,000 requests\/s$/m);
+    expect(report).toContain('CPU: sender 97 % of a core, downstream 88 %, machine 94 % of 2 cores');
+    expect(report).toMatch(/^\(e\) forwarding ceiling ÷ \(c\) pg-boss +3\.00× +—$/m);
+  });
 });

@@ -1,0 +1,25 @@
+import type { LatencySummary } from '../histogram.ts';
+
+export interface CeilingSpec {
+  origin: string;
+  /** Requests in flight at once, each on a keep-alive connection of its own: oncehook's worker concurrency. */
+  inFlight: number;
+  warmupMs: number;
+  durationMs: number;
+  bodyBytes: number;
+}
+
+export interface CeilingFigures {
+  /** Answered inside the measured window. */
+  completed: number;
+  perSecond: number;
+  errors: number;
+  latencyMs: LatencySummary;
+}
+
+/** Sender → parent. */
+export type CeilingMessage =
+  /** The measured window opens (after the warm-up) or closes: the parent times CPU between. */
+  | { type: 'window'; edge: 'start' | 'end' }
+  | { type: 'done'; figures: CeilingFigures }
+  | { type: 'failed'; message: string };
