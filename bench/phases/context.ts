@@ -99,15 +99,21 @@ export interface PgBossResult {
   idleFirstForward: IdleLatency | null;
 }
 
-/** (e) The same requests from a bare undici pool: no queue, no database. */
-export interface ForwardCeilingResult {
+/** One setting of (e): the same requests from a bare undici pool, no queue, no database. */
+export interface CeilingRun {
+  inFlight: number;
   completed: number;
   perSecond: number;
   errors: number;
   latencyMs: LatencySummary;
-  inFlight: number;
   /** The sender and the downstream by name, PostgreSQL (idle here), the machine. */
   cpu: CpuShares | null;
+}
+
+/** (e) At oncehook's worker concurrency and at pg-boss's pool size; the faster is the ceiling. */
+export interface ForwardCeilingResult {
+  runs: CeilingRun[];
+  best: CeilingRun;
 }
 
 export type ForwardResult =
