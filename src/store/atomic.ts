@@ -597,13 +597,23 @@ const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail: Recor
 /** The newest replay first: the reverse of the order a task's view lists them in (task-view.ts), whose last is the latest. */
 const LATEST_REPLAY_FIRST = sql`order by created_at desc, id desc`;
 
-/** The replays of `original` still on their way: a replay is a second effect, and two at once make a third. */
-const unsettledReplaysOf = (original: SQL) => sql`tasks r where r.replay_of = ${original} and r.state not in ${inList(FINISHED_STATES)}`;
-const withoutUnsettledReplay = sql`not exists (select 1 from ${unsettledReplaysOf(sql`tasks.id`)})`;
+/**
+ * The oldest replay down `original`'s chain (of it, or of a replay of it) still on its way, or null: a replay is a
+ * second effect, and two at once make a third (migration 0012).
+ */
+const unsettledReplayOf = (original: SQL) => sql`oncehook_unsettled_replay(${original})`;
+/**
+ * No replay of the task, at any depth, is on its way. The chain is walked only from the replays there are, which
+ * are few: without the `is not null` the planner hashed every task of the table and walked a chain from each
+ * (3.9 s against 0.5 s for 200,000 failed tasks, on PostgreSQL).
+ */
+const withoutUnsettledReplay = sql`not exists (select 1 from tasks r where r.replay_of is not null and r.replay_of = tasks.id
+  and (r.state not in ${inList(FINISHED_STATES)} or ${unsettledReplayOf(sql`r.id`)} is not null))`;
 
 /**
  * A deliberate second effect: a new task with a new ID, linked to this one, sending the same stored bytes.
- * Refused while an earlier replay of the task has not finished, so two people replaying at once make one.
+ * Refused while an earlier replay of the task, or of one of its replays, has not finished, so two people replaying
+ * at once make one.
  * With `after` — the latest replay the person saw (TaskView's replays, last), or null for none — it is also
  * refused when that is no longer the latest: a second click after the first replay finished, or someone else's
  * replay since, is not what the person decided on. The statements run in a transaction whose first locks the
@@ -626,11 +636,8 @@ export async function replayTask(
       const seen = { after: input.after, latest: latest?.id ?? null };
       if (seen.latest !== seen.after) return { ...refusal, unseenReplay: seen };
     }
-    const [unsettled] = await rowsOf<{ id: string }>(
-      tx,
-      sql`select r.id from ${unsettledReplaysOf(sql`${input.taskId}`)} limit 1`,
-    );
-    if (unsettled) return { ...refusal, unsettledReplay: unsettled.id };
+    const [unsettled] = await rowsOf<{ id: string | null }>(tx, sql`select ${unsettledReplayOf(sql`${input.taskId}`)} as id`);
+    if (unsettled?.id) return { ...refusal, unsettledReplay: unsettled.id };
     const [row] = await rowsOf<{ replay: string }>(
       tx,
       sql`with eligible as (select * from tasks where id = ${input.taskId}), ${replayInto(sql`eligible`, input, {})}

@@ -387,6 +387,35 @@ describe('bulk retry and replay', () => {
     expect(new Set(retried.json.tasks)).toEqual(new Set([made[2]!.crm, undone]));
   });
 
+  it('a replay still on its way further down the chain holds the task back from a bulk retry, a bulk replay and a replay', async () => {
+    const { crm } = await newTasks();
+    const source = `bulk-chain-${Math.random()}`;
+    await setState(gateway.store.db, crm, 'failed');
+    await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${crm}`);
+    // The task's replay failed, and a replay of that replay has not finished: it may still make the effect.
+    const replayOf = async (id: string, state: string) => {
+      const replay = (await api(`/api/tasks/${id}/replay`, { body: { note: 'resend' } })).json.id as string;
+      await setState(gateway.store.db, replay, state);
+      return replay;
+    };
+    const failedReplay = await replayOf(crm, 'failed');
+    const running = await replayOf(failedReplay, 'in_progress');
+    const filter = { source, state: 'failed', note: 'the CRM is fixed' };
+    const retried = await api('/api/tasks/bulk/retry', { body: filter });
+    expect(retried.json).toMatchObject({ count: 0, tasks: [], skippedByReplay: 2 });
+    const replayed = await api('/api/tasks/bulk/replay', { body: { ...filter, note: 'once more' } });
+    expect(replayed.json).toMatchObject({ count: 0, tasks: [] });
+    const refused = await decide(crm, 'replay', { note: 'once more' });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: 'replay_unsettled', message: expect.stringContaining(running) });
+    expect((await api(`/api/tasks/${crm}`)).json.state).toBe('failed');
+
+    // Once the running one has failed too, nothing is on its way: the chain may be retried.
+    await setState(gateway.store.db, running, 'failed');
+    const after = await api('/api/tasks/bulk/retry', { body: { ...filter, dryRun: true } });
+    expect(after.json).toMatchObject({ count: 3, skippedByReplay: 0 });
+  });
+
   it('refuses a bulk decision with no filter, or without a note', async () => {
     const none = await api('/api/tasks/bulk/retry', { body: { note: 'everything', dryRun: true } });
     expect(none.status).toBe(400);
