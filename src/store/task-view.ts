@@ -4,9 +4,15 @@ import { attempts, operatorActions, tasks } from './schema.ts';
 
 /**
  * A task as a person inspects it: its row (without the body bytes), its run ledger, every operator action
- * and the replays made of it.
+ * and the replays made of it — all as of one moment. Read in separate snapshots, a finish committing between
+ * them showed a task still in progress beside the attempt that had just succeeded.
  */
-export async function taskView(db: Db, id: string) {
+export function taskView(db: Db, id: string) {
+  return db.transaction((tx) => readTaskView(tx, id), { isolationLevel: 'repeatable read', accessMode: 'read only' });
+}
+
+/** One statement after another on the transaction's connection, which is what keeps them in its snapshot. */
+async function readTaskView(db: Db, id: string) {
   const [task] = await db
     .select({
       id: tasks.id,
@@ -39,16 +45,14 @@ export async function taskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const [ledger, actions, replays] = await Promise.all([
-    db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id)),
-    db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id)),
-    db
-      .select({ id: tasks.id, state: tasks.state, createdAt: tasks.createdAt })
-      .from(tasks)
-      .where(eq(tasks.replayOf, id))
-      // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
-      .orderBy(asc(tasks.createdAt), asc(tasks.id)),
-  ]);
+  const ledger = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
+  const actions = await db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id));
+  const replays = await db
+    .select({ id: tasks.id, state: tasks.state, createdAt: tasks.createdAt })
+    .from(tasks)
+    .where(eq(tasks.replayOf, id))
+    // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
+    .orderBy(asc(tasks.createdAt), asc(tasks.id));
   return { ...task, ledger, operatorActions: actions, replays };
 }
 
