@@ -231,7 +231,7 @@ function textId(value: unknown, what: string, expected: string): string {
 }
 
 /** A JSON value's type as a message names it: "a number", "an object", "null". */
-function jsonKind(value: unknown): string {
+export function jsonKind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
