@@ -9,14 +9,13 @@ import {
   anySignatureMatches,
   checkTimestamp,
   hmac,
-  idFromJson,
   isoDate,
   jsonPointer,
   optionalString,
   parseJson,
   parseJsonUnlessDeclaredOther,
-  requireId,
   requireSignatureHeader,
+  stringOrIntegerId,
   unixSecondsDate,
 } from './verify.ts';
 
@@ -56,10 +55,10 @@ export function genericHmac(settings: { secrets: readonly string[]; hmac: Generi
     verify(request) {
       verifySignature(request, secrets, options);
       const json = needsJson ? parseJson(request.body) : parseJsonUnlessDeclaredOther(request.headers, request.body);
+      // An absent header reads as a pointer that finds nothing does: undefined, which an ID is told is missing.
       const read = (source: FieldSource): unknown =>
-        'header' in source ? request.headers.get(source.header) : jsonPointer(json, source.pointer);
-      const id = (source: FieldSource): string =>
-        requireId(idFromJson(read(source), fieldName(source)), fieldName(source));
+        'header' in source ? (request.headers.get(source.header) ?? undefined) : jsonPointer(json, source.pointer);
+      const id = (source: FieldSource): string => stringOrIntegerId(read(source), fieldName(source));
       const eventId = id(options.eventId);
 
       return {

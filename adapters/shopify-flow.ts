@@ -5,7 +5,7 @@
  */
 import type { Adapter } from './types.ts';
 import { SHOPIFY_SIGNATURE_HEADERS, verifyShopifyHmac } from './shopify.ts';
-import { jsonPointer, optionalString, parseJson, requireId, sha256Hex, stringAt } from './verify.ts';
+import { jsonPointer, optionalString, parseJson, sha256Hex, stringId } from './verify.ts';
 
 export function shopifyFlow({ secrets }: { secrets: readonly string[] }): Adapter {
   return {
@@ -17,7 +17,7 @@ export function shopifyFlow({ secrets }: { secrets: readonly string[] }): Adapte
       const json = parseJson(request.body);
       return {
         deliveryId: `flow-${sha256Hex(request.body).slice(0, 32)}`,
-        eventId: requireId(stringAt(json, '/action_run_id'), 'action_run_id in the body'),
+        eventId: stringId(jsonPointer(json, '/action_run_id'), 'action_run_id in the body'),
         topic: optionalString(jsonPointer(json, '/handle')),
         occurredAt: null,
         json,

@@ -13,9 +13,8 @@ import {
   jsonPointer,
   optionalString,
   parseJson,
-  requireId,
   requireSignatureHeader,
-  stringAt,
+  stringId,
   unixSecondsDate,
 } from './verify.ts';
 
@@ -54,7 +53,7 @@ export function stripe({ secrets }: { secrets: readonly string[] }): Adapter {
         );
       }
       const json = parseJson(request.body);
-      const eventId = requireId(stringAt(json, '/id'), 'event id (body "id")');
+      const eventId = stringId(jsonPointer(json, '/id'), 'event id (body "id")');
       return {
         deliveryId: eventId,
         eventId,

@@ -167,12 +167,6 @@ export function parseJsonUnlessDeclaredOther(headers: Headers, body: Uint8Array)
   return parseJson(body);
 }
 
-/** The string at a pointer, or null: where a sender documents a string, a number there is not that field. */
-export function stringAt(json: unknown, pointer: string): string | null {
-  const value = jsonPointer(json, pointer);
-  return typeof value === 'string' ? value : null;
-}
-
 const MAX_ID_LENGTH = 255;
 
 /** An identity oncehook deduplicates on: present, not blank, and short enough to be a key. */
@@ -203,15 +197,44 @@ function whyUnstorable(text: string): string | null {
   return null;
 }
 
-/** A JSON value as an ID source: strings as they are; integers JSON can carry exactly; anything else is absent. */
-export function idFromJson(value: unknown, what: string): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value !== 'number') return undefined;
-  // Past 2^53 two different IDs can parse to the same number and would be deduplicated as one.
+/**
+ * An identity read from a verified body, where the sender documents a string (Stripe's "evt_…"): a number there
+ * is not that ID.
+ */
+export function stringId(value: unknown, what: string): string {
+  return textId(value, what, 'a string');
+}
+
+/**
+ * An identity where oncehook does not know the sender (generic-hmac): a string, or a JSON integer as its decimal
+ * text. Many senders number their events, and the number names the event as exactly as its text would; refused,
+ * such a sender could not be connected at all without changing what it sends.
+ */
+export function stringOrIntegerId(value: unknown, what: string): string {
+  if (typeof value !== 'number') return textId(value, what, 'a string or an integer');
+  // Past 2^53, or with a fraction, two different IDs can parse to the same number and would be deduplicated as one.
   if (!Number.isSafeInteger(value)) {
     throw new InputError('invalid_identity', `the ${what} is a number JSON cannot carry exactly; send it as a string`);
   }
   return String(value);
+}
+
+/**
+ * Only an absent field is a missing ID. One of another type is said as what it is: "has no event id" sent the
+ * sender's developer looking for a field that is there.
+ */
+function textId(value: unknown, what: string, expected: string): string {
+  if (value !== undefined && typeof value !== 'string') {
+    throw new InputError('invalid_identity', `the ${what} is ${jsonKind(value)}, not ${expected}`);
+  }
+  return requireId(value, what);
+}
+
+/** A JSON value's type as a message names it: "a number", "an object", "null". */
+export function jsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** A string, or null when absent or blank; for topics, which filter actions but are never required. */

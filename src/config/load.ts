@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import type { z } from 'zod';
 import { configSchema, type Config } from './schema.ts';
 
 /** The config could not be used; `problems` lists every one, each led by its JSON path. */
@@ -62,12 +61,6 @@ export interface LoadedConfig {
   defaulted: string[];
 }
 
-/** A record's key that fails its pattern is reported by zod as "Invalid key in record": say which rule it broke. */
-function problemText(issue: z.core.$ZodIssue): string {
-  if (issue.code !== 'invalid_key') return issue.message;
-  return `this name is not allowed: ${issue.issues.map((inner) => inner.message).join('; ')}`;
-}
-
 /** Validates an already-read config text. Exported for tests and `check-config`. */
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   let raw: unknown;
@@ -81,7 +74,7 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   const filled = substitute(raw, [], { env, missing: problems, defaulted });
   const result = configSchema.safeParse(filled);
   if (!result.success) {
-    for (const issue of result.error.issues) problems.push(`${pathText(issue.path)}: ${problemText(issue)}`);
+    for (const issue of result.error.issues) problems.push(`${pathText(issue.path)}: ${issue.message}`);
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
   return { config: result.data, defaulted: [...defaulted] };

@@ -58,6 +58,23 @@ const actionId = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters');
 
+/** A refinement's `when` that runs it whatever else is wrong in the value, as long as it is an object to read. */
+const onAnyObject = { when: (payload: z.core.ParsePayload) => typeof payload.value === 'object' && payload.value !== null };
+
+/**
+ * Entries by a name that must match `name`. A key failing a record's key schema has its entry skipped, so a
+ * misnamed source hid every problem inside it until it was renamed: here the key takes any string, the name is
+ * one problem beside its entry's own, and the pattern is still the key's in the JSON Schema, for editors.
+ */
+function named<Value extends z.ZodType>(name: z.ZodString, value: Value) {
+  return z.record(z.string().meta({ pattern: z.toJSONSchema(name).pattern }), value).superRefine((entries, ctx) => {
+    for (const key of Object.keys(entries)) {
+      const broken = name.safeParse(key).error?.issues.map((issue) => issue.message);
+      if (broken) ctx.addIssue({ code: 'custom', path: [key], message: `this name is not allowed: ${broken.join('; ')}` });
+    }
+  }, onAnyObject);
+}
+
 function lookupUrlWorks(template: string): boolean {
   try {
     return /^https?:$/.test(new URL(template.replaceAll('{key}', 't_0')).protocol);
@@ -112,9 +129,7 @@ export const sourceSchema = z
   .strictObject({
     adapter: z.enum(ADAPTER_NAMES),
     secrets: z.array(secret).min(1).describe('every secret is tried, so one can be rotated'),
-    actions: z
-      .record(actionId, actionSchema)
-      .superRefine(checkSteps, { when: (payload) => typeof payload.value === 'object' && payload.value !== null }),
+    actions: named(actionId, actionSchema).superRefine(checkSteps, onAnyObject),
     taskKey: z
       .string()
       .min(1)
@@ -139,7 +154,7 @@ export const sourceSchema = z
   })
   // Run whatever else is wrong in the source (`when`), so a bad secret is listed beside a misspelt field; the
   // parts read here may then be malformed themselves, and are left to their own problems.
-  .superRefine(checkSecretsAndOptions, { when: (payload) => typeof payload.value === 'object' && payload.value !== null });
+  .superRefine(checkSecretsAndOptions, onAnyObject);
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
@@ -218,8 +233,7 @@ const sourceId = z
 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
-  sources: z
-    .record(sourceId, sourceSchema)
+  sources: named(sourceId, sourceSchema)
     .refine((sources) => Object.keys(sources).length > 0, 'no source is configured: every delivery would be answered 404'),
   limits: z
     .strictObject({

@@ -1,4 +1,5 @@
 import type { Identity } from '../../adapters/types.ts';
+import { jsonKind } from '../../adapters/verify.ts';
 import type { SourceConfig } from '../config/schema.ts';
 import { InputError } from '../errors.ts';
 import { taskId } from '../ids.ts';
@@ -54,7 +55,10 @@ function placeholderValue(part: string, identity: Identity, headers: Headers): s
   if (typeof found === 'number' && Number.isInteger(found) && !Number.isSafeInteger(found)) {
     throw new InputError('invalid_identity', `the task key's {${part}} is a number JSON cannot carry exactly; send it as a string`);
   }
-  return typeof found === 'string' || typeof found === 'number' ? String(found) : undefined;
+  if (typeof found === 'string' || typeof found === 'number') return String(found);
+  // Said as what it is, as the adapters say an identity of another type: "does not have" hid a field that is there.
+  if (found !== undefined) throw new InputError('invalid_identity', `the task key's {${part}} is ${jsonKind(found)}, not a string or a number`);
+  return undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GITHUB_SECRET, githubDelivery, post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { rowsOf } from '../../src/store/rows.ts';
+import { STRIPE_SECRET, stripeRequest, unixSeconds } from '../unit/adapters/fixtures.ts';
 
 let gateway: TestGateway;
 
@@ -14,7 +15,8 @@ beforeAll(async () => {
     ticket: { url: 'http://127.0.0.1:9/ticket', approval: 'required', after: 'crm' },
   });
   const hub = { adapter: 'github', secrets: [GITHUB_SECRET], actions: { crm: { url: 'http://127.0.0.1:9/crm' } } };
-  gateway = await startTestGateway({ sources: { ...shop.sources, hub } }, { role: 'web' });
+  const stripe = { adapter: 'stripe', secrets: [STRIPE_SECRET], actions: { crm: { url: 'http://127.0.0.1:9/crm' } } };
+  gateway = await startTestGateway({ sources: { ...shop.sources, hub, stripe } }, { role: 'web' });
 });
 afterAll(async () => gateway?.close());
 
@@ -165,6 +167,16 @@ describe('rejections create nothing', () => {
     const answer = await post(gateway.url, 'shop', delivery);
     expect(answer.status).toBe(400);
     expect(answer.json.error.message).toMatch(/event/i);
+  });
+
+  // The answer said the event had no ID, and its developer went looking for a field that was there.
+  it('400 for a verified delivery whose event ID is not a string, saying what it is instead', async () => {
+    const before = await counts();
+    const signed = stripeRequest({ payload: JSON.stringify({ id: 123, type: 'charge.succeeded' }), timestamp: unixSeconds(new Date()) });
+    const answer = await post(gateway.url, 'stripe', { headers: Object.fromEntries(signed.headers), body: Buffer.from(signed.body).toString() });
+    expect(answer.status).toBe(400);
+    expect(answer.json.error).toEqual({ code: 'invalid_identity', message: 'the event id (body "id") is a number, not a string' });
+    expect(await counts()).toEqual(before);
   });
 
   it('a verified delivery with a time the database cannot hold is recorded without it, not refused or failed', async () => {

@@ -142,11 +142,15 @@ describe('generic-hmac adapter', () => {
     expect(adapter.verify(eventRequest({ id: ' e-7 ' })).eventId).toBe('e-7');
   });
 
-  it('refuses a numeric ID too large for JSON to carry exactly, and IDs that are neither string nor number', () => {
+  it('refuses a numeric ID JSON cannot carry exactly, and an ID that is neither string nor integer, saying what it is', () => {
     const huge = genericRequest(GENERIC_OPTIONS, { body: '{"event":{"id":12345678901234567890}}' });
     expectInputError(() => adapter.verify(huge), 'invalid_identity');
-    for (const id of [true, null, { id: 1 }, ['a']]) {
-      expectInputError(() => adapter.verify(eventRequest({ id })), 'missing_identity');
+    expectInputError(() => adapter.verify(eventRequest({ id: 12.5 })), 'invalid_identity');
+    const kinds = [[true, 'a boolean'], [null, 'null'], [{ id: 1 }, 'an object'], [['a'], 'an array']] as const;
+    for (const [id, kind] of kinds) {
+      expect(expectInputError(() => adapter.verify(eventRequest({ id })), 'invalid_identity')).toBe(
+        `the body field /event/id is ${kind}, not a string or an integer`,
+      );
     }
   });
 

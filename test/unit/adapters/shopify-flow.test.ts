@@ -74,8 +74,9 @@ describe('shopify-flow adapter', () => {
     expect(message).toMatch(/action_run_id/);
   });
 
-  it('refuses an action_run_id that is not a string', () => {
-    expectInputError(() => adapter.verify(flowRequest({ body: flowBody({ action_run_id: { id: 1 } }) })), 'missing_identity');
+  it('refuses an action_run_id that is not a string, saying what it is', () => {
+    const message = expectInputError(() => adapter.verify(flowRequest({ body: flowBody({ action_run_id: { id: 1 } }) })), 'invalid_identity');
+    expect(message).toBe('the action_run_id in the body is an object, not a string');
   });
 
   it('leaves the topic null when handle is not a string', () => {

@@ -95,6 +95,14 @@ describe('stripe adapter', () => {
     expect(expectInputError(() => adapter.verify(request), 'missing_identity')).toMatch(/"id"/);
   });
 
+  // Stripe's event IDs are always strings ("evt_…"): a number there is not one, and was called missing.
+  it('refuses a verified event whose id is not a string, saying what it is', () => {
+    const request = stripeRequest({ payload: stripeBody({ id: 123 }) });
+    expect(expectInputError(() => adapter.verify(request), 'invalid_identity')).toBe(
+      'the event id (body "id") is a number, not a string',
+    );
+  });
+
   it('leaves topic and occurredAt null when type and created are missing', () => {
     const request = stripeRequest({ payload: stripeBody({ type: undefined, created: 'soon' }) });
     expect(adapter.verify(request)).toMatchObject({ topic: null, occurredAt: null });

@@ -233,6 +233,28 @@ describe('config', () => {
     expect(problems({ sources: {} })).toEqual(['sources: no source is configured: every delivery would be answered 404']);
   });
 
+  it('lists what a misnamed source or action holds beside its name, not only once it is renamed', () => {
+    const sourceRule = 'this name is not allowed: letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters';
+    const actionRule = 'this name is not allowed: lowercase letters, digits, "-" and "_", starting with a letter or digit, at most 63 characters';
+    const found = problems({
+      sources: {
+        'Shop!': {
+          adapter: 'nope',
+          secrets: [],
+          actions: { 'Welcome Mail': { url: 'not a url', after: 'crm' }, crm: { url: 'https://crm.example', after: 'Welcome Mail' } },
+        },
+      },
+    });
+    expect(found).toEqual([
+      expect.stringMatching(/^sources\["Shop!"\]\.adapter: /),
+      expect.stringMatching(/^sources\["Shop!"\]\.secrets: /),
+      expect.stringMatching(/^sources\["Shop!"\]\.actions\["Welcome Mail"\]\.url: /),
+      expect.stringMatching(/^sources\["Shop!"\]\.actions\.crm\.after: /),
+      `sources["Shop!"].actions["Welcome Mail"]: ${actionRule}`,
+      `sources["Shop!"]: ${sourceRule}`,
+    ]);
+  });
+
   it('refuses a duration past 100 years, where the database\'s timestamps run out', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.retention = '3650000d';
@@ -285,7 +307,8 @@ describe('oncehook check-config', () => {
     const good = join(dir, 'good.json');
     const bad = join(dir, 'bad.json');
     writeFileSync(good, JSON.stringify(valid));
-    writeFileSync(bad, JSON.stringify({ sources: { shop: { adapter: 'nope', secrets: ['x'], actions: {} } } }));
+    const misnamed = { adapter: 'nope', secrets: [], actions: { crm: { url: 'not a url', idempotency: 'maybe' } } };
+    writeFileSync(bad, JSON.stringify({ sources: { 'Shop!': misnamed } }));
 
     const ok = await runCli(['check-config', good], { SHOP_SECRET: 'x' });
     expect(ok.code).toBe(0);
@@ -293,6 +316,13 @@ describe('oncehook check-config', () => {
 
     const broken = await runCli(['check-config', bad, '--json']);
     expect(broken.code).toBe(1);
-    expect(JSON.parse(broken.stdout)).toMatchObject({ ok: false, problems: [expect.stringMatching(/^sources\.shop\.adapter: /)] });
+    const paths = (JSON.parse(broken.stdout) as { problems: string[] }).problems.map((p) => p.slice(0, p.indexOf(': ')));
+    expect(paths).toEqual([
+      'sources["Shop!"].adapter',
+      'sources["Shop!"].secrets',
+      'sources["Shop!"].actions.crm.url',
+      'sources["Shop!"].actions.crm.idempotency',
+      'sources["Shop!"]',
+    ]);
   });
 });

@@ -20,6 +20,15 @@ describe('the task key', () => {
     expect(renderTaskKey('{body:/id}', identity({ id: 9007199254740991 }), new Headers())).toBe('9007199254740991');
   });
 
+  it('says what a body part of another type is, and calls missing only what is absent', () => {
+    const render = (json: unknown) => () => renderTaskKey('{body:/order}', identity(json), new Headers());
+    expect(render({ order: { id: 42 } })).toThrow(
+      expect.objectContaining({ code: 'invalid_identity', message: "the task key's {body:/order} is an object, not a string or a number" }),
+    );
+    expect(render({ order: null })).toThrow(expect.objectContaining({ code: 'invalid_identity', message: expect.stringMatching(/is null, not/) }));
+    expect(render({})).toThrow(expect.objectContaining({ code: 'missing_identity', message: expect.stringMatching(/does not have/) }));
+  });
+
   it('names what is wrong with a template, for the config check', () => {
     expect(taskKeyProblems('{eventId}')).toEqual([]);
     expect(taskKeyProblems('{header:x-shop}:{body:/order/id}')).toEqual([]);
