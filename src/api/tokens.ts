@@ -30,10 +30,13 @@ function tokenProblem(token: string): string | null {
 export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | undefined {
   // A Map: a label like `constructor` or `__proto__` is a label, not a property every object already has.
   const labelled = new Map<string, string>();
+  // Where each token was given: one given twice is refused naming both places, so the person knows which to change.
+  const givenAt = new Map<string, string>();
   if (env.ONCEHOOK_ADMIN_TOKEN) {
     const problem = tokenProblem(env.ONCEHOOK_ADMIN_TOKEN);
     if (problem) throw new Error(`ONCEHOOK_ADMIN_TOKEN ${problem}`);
     labelled.set('admin', env.ONCEHOOK_ADMIN_TOKEN);
+    givenAt.set(env.ONCEHOOK_ADMIN_TOKEN, 'ONCEHOOK_ADMIN_TOKEN');
   }
   // Spaces around an entry are the list's layout ("alice:tok1, bob:tok2"), not part of a token.
   const entries = (env.ONCEHOOK_ADMIN_TOKENS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
@@ -48,7 +51,12 @@ export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | 
     const problem = tokenProblem(token);
     if (problem) throw new Error(`${at} (${label}): its token ${problem}`);
     if (labelled.has(label)) throw new Error(`${at}: the label "${label}" is used twice`);
+    const earlier = givenAt.get(token);
+    if (earlier) {
+      throw new Error(`${at} (${label}): its token is the same as ${earlier}'s: actions under the two could not be told apart — give each its own token`);
+    }
     labelled.set(label, token);
+    givenAt.set(token, `entry ${i + 1} (${label})`);
   }
   return labelled.size > 0 ? Object.fromEntries(labelled) : undefined;
 }
@@ -75,6 +83,7 @@ export class AdminTokens {
     this.#digests = entriesOf(setting)
       .filter(([, token]) => token !== '')
       .map(([label, token]) => ({ label, digest: digest(token), sessionKey: sessionKey(token) }));
+    // The CLI refuses this earlier, naming the entries (adminTokensFromEnv); this guards a setting given in code.
     const hashes = this.#digests.map((d) => d.digest.toString('hex'));
     if (new Set(hashes).size !== hashes.length) throw new Error('two admin tokens are equal: actions could not be told apart');
   }

@@ -33,6 +33,15 @@ describe('adminTokensFromEnv', () => {
     expect(refusal({ ONCEHOOK_ADMIN_TOKEN: 't0', ONCEHOOK_ADMIN_TOKENS: 'admin:t1' })).toMatch(/"admin" is used twice/);
   });
 
+  it('refuses one token under two labels, naming both places and not the token', () => {
+    expect(refusal({ ONCEHOOK_ADMIN_TOKENS: `alice:${SECRET},bob:other,carol:${SECRET}` })).toBe(
+      "ONCEHOOK_ADMIN_TOKENS: entry 3 of 3 (carol): its token is the same as entry 1 (alice)'s: actions under the two could not be told apart — give each its own token",
+    );
+    expect(refusal({ ONCEHOOK_ADMIN_TOKEN: SECRET, ONCEHOOK_ADMIN_TOKENS: `alice:${SECRET}` })).toMatch(
+      /^ONCEHOOK_ADMIN_TOKENS: entry 1 of 1 \(alice\): its token is the same as ONCEHOOK_ADMIN_TOKEN's:/,
+    );
+  });
+
   it('refuses a token nobody could present: whitespace around it, a line break in it, only whitespace', () => {
     for (const value of [`${SECRET}\n`, ` ${SECRET}`, '  ']) {
       const message = refusal({ ONCEHOOK_ADMIN_TOKEN: value });
