@@ -13,6 +13,8 @@ import { StartFailure, starting } from './start-failure.ts';
 
 const DEFAULT_CONFIG = './oncehook.config.json';
 const DEFAULT_DATA_DIR = './.oncehook';
+// pino's levels, written out: importing pino to list them would load it for every admin command too.
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 function port(value: string): number {
   const n = Number(value);
@@ -50,6 +52,7 @@ interface ServeOptions {
   port: number;
   host: string;
   role: Role;
+  logLevel: string;
   leaseGraceMs: number;
   concurrency: number;
   shutdownTimeoutMs: number;
@@ -77,6 +80,7 @@ program
       .env('ONCEHOOK_ROLE')
       .default('all'),
   )
+  .addOption(new Option('--log-level <level>', 'log lines of this level and more severe').choices(LOG_LEVELS).env('LOG_LEVEL').default('info'))
   .addOption(
     new Option('--lease-grace-ms <ms>', "how long past an action's timeoutMs a silent worker's lease is kept")
       .env('ONCEHOOK_LEASE_GRACE_MS')
@@ -101,7 +105,7 @@ program
       import('../config/load.ts'),
       import('../gateway.ts'),
     ]);
-    const logger = createLogger();
+    const logger = createLogger(options.logLevel);
     const adminToken = adminTokens();
     if (options.role !== 'all' && !process.env.DATABASE_URL) {
       // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.

@@ -14,12 +14,14 @@ describe('a command line the parser refuses', () => {
       runCli(['send-sample']),
       runCli(['demo-downstream', '--port', '70000']),
       runCli(['tasks', '--order', 'sideways']),
+      runCli(['serve'], { LOG_LEVEL: 'verbose' }),
     ]);
     for (const result of refused) {
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/^error: [^\n]+\n/);
       expect(result.stderr.endsWith(HINT)).toBe(true);
     }
+    expect(refused.at(-1)!.stderr).toMatch(/'verbose' from env 'LOG_LEVEL' is invalid\. Allowed choices are trace, debug, info, warn, error, fatal, silent\.\n/);
   });
 
   it('exits 0 for --help', async () => {
