@@ -9,12 +9,23 @@ interface Common {
   json?: boolean;
 }
 
+/** A `--url` fetch could not reach (no scheme, `ftp:`) is refused with the command line, not found out by a crash. */
+function httpUrl(value: string): string {
+  const { protocol } = URL.canParse(value) ? new URL(value) : { protocol: null };
+  if (protocol !== 'http:' && protocol !== 'https:') throw new InvalidArgumentError('an http:// or https:// URL, such as http://127.0.0.1:8080');
+  return value;
+}
+
+/** A running oncehook's address, for the admin commands and send-sample. */
+export const urlOption = (description: string) =>
+  new Option('--url <url>', description).env('ONCEHOOK_URL').default('http://127.0.0.1:8080').argParser(httpUrl);
+
 /** Adds a subcommand speaking to a running oncehook: --url, --token, --json; its exit codes are client.ts's. */
 function adminCommand(program: Command, name: string, description: string): Command {
   return program
     .command(name)
     .description(description)
-    .addOption(new Option('--url <url>', 'the oncehook to ask').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
+    .addOption(urlOption('the oncehook to ask'))
     .addOption(new Option('--token <token>', 'an admin token').env('ONCEHOOK_ADMIN_TOKEN'))
     .option('--json', 'print the API answer as JSON, for scripts');
 }

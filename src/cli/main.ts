@@ -3,7 +3,7 @@ import type { Role } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
-import { addAdminCommands } from './admin.ts';
+import { addAdminCommands, urlOption } from './admin.ts';
 import { EXIT } from './client.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
@@ -228,7 +228,7 @@ program
   .description('send a correctly signed sample delivery to a running gateway')
   .argument('<source>', 'a source id from the config')
   .addOption(configOption())
-  .addOption(new Option('--url <url>', 'the gateway').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
+  .addOption(urlOption('the gateway'))
   .option('--event-id <id>', 'the event ID (default: random); send the same one twice to see deduplication')
   .option('--delivery-id <id>', 'the delivery ID (default: random)')
   .option('--topic <topic>', 'the topic (default: one the sender uses)')

@@ -14,6 +14,8 @@ describe('a command line the parser refuses', () => {
       runCli(['send-sample']),
       runCli(['demo-downstream', '--port', '70000']),
       runCli(['tasks', '--order', 'sideways']),
+      runCli(['send-sample', 'shop', '--url', 'not-a-url']),
+      runCli(['stats', '--token', 'x'], { ONCEHOOK_URL: 'ftp://127.0.0.1' }),
       runCli(['serve'], { LOG_LEVEL: 'verbose' }),
     ]);
     for (const result of refused) {
