@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
+import { urlOption, wholeNumber } from './options.ts';
 import * as views from './views.ts';
 
 interface Common {
@@ -8,17 +9,6 @@ interface Common {
   token?: string;
   json?: boolean;
 }
-
-/** A `--url` fetch could not reach (no scheme, `ftp:`) is refused with the command line, not found out by a crash. */
-function httpUrl(value: string): string {
-  const { protocol } = URL.canParse(value) ? new URL(value) : { protocol: null };
-  if (protocol !== 'http:' && protocol !== 'https:') throw new InvalidArgumentError('an http:// or https:// URL, such as http://127.0.0.1:8080');
-  return value;
-}
-
-/** A running oncehook's address, for the admin commands and send-sample. */
-export const urlOption = (description: string) =>
-  new Option('--url <url>', description).env('ONCEHOOK_URL').default('http://127.0.0.1:8080').argParser(httpUrl);
 
 /** Adds a subcommand speaking to a running oncehook: --url, --token, --json; its exit codes are client.ts's. */
 function adminCommand(program: Command, name: string, description: string): Command {
@@ -46,10 +36,10 @@ function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => 
   };
 }
 
-const page = (o: { limit?: string; cursor?: string; order?: string }) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
+const page = (o: { limit?: number; cursor?: string; order?: string }) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
 const paging = (command: Command) =>
   command
-    .option('--limit <n>', 'how many (1–500, default 50)')
+    .addOption(new Option('--limit <n>', 'how many (1–500, default 50)').argParser(wholeNumber(1, 500, 'a whole number from 1 to 500')))
     .option('--cursor <cursor>', 'continue from a previous page')
     .addOption(new Option('--order <order>', 'newest first, or oldest first').choices(['desc', 'asc']));
 

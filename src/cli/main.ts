@@ -1,10 +1,11 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import type { Role } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
-import { addAdminCommands, urlOption } from './admin.ts';
+import { addAdminCommands } from './admin.ts';
 import { EXIT } from './client.ts';
+import { urlOption, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -16,23 +17,9 @@ const DEFAULT_DATA_DIR = './.oncehook';
 // pino's levels, written out: importing pino to list them would load it for every admin command too.
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port number from 0 to 65535');
-  return n;
-}
-
-function positive(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of at least 1');
-  return n;
-}
-
-function milliseconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('a whole number of milliseconds');
-  return n;
-}
+const port = wholeNumber(0, 65535, 'a port number from 0 to 65535');
+const positive = wholeNumber(1, Infinity, 'a whole number of at least 1');
+const milliseconds = wholeNumber(0, Infinity, 'a whole number of milliseconds');
 
 /** The admin tokens; a malformed setting stops start-up in one line, which names the entry at fault and no token. */
 function adminTokens() {

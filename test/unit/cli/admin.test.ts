@@ -134,6 +134,22 @@ describe('a comma-separated --state', () => {
   });
 });
 
+describe('a value the CLI can judge itself', () => {
+  /** Runs the commands and returns what each said, having checked that none of them asked the API anything. */
+  const refusedLocally = async (...commands: string[][]) => {
+    const before = asked.length;
+    const results = await Promise.all(commands.map((args) => oncehook(...args)));
+    expect(asked.slice(before)).toEqual([]);
+    for (const result of results) expect(result.code).toBe(2);
+    return results.map((result) => result.stderr);
+  };
+
+  it('refuses a --limit that is not a whole number from 1 to 500', async () => {
+    const said = await refusedLocally(['tasks', '--limit', 'abc'], ['deliveries', '--limit', '501']);
+    for (const line of said) expect(line).toMatch(/^error: option '--limit <n>' argument '\w+' is invalid\. a whole number from 1 to 500\n/);
+  });
+});
+
 describe('oncehook explain --json', () => {
   it("prints the API's answer for the task or delivery, as show --json does", async () => {
     const task = taskAnswer({});
