@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
+import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { urlOption, wholeNumber } from './options.ts';
 import * as views from './views.ts';
@@ -48,7 +49,8 @@ const note = () => new Option('--note <text>', 'why: recorded with your token la
 /**
  * A comma-separated `--state` as its entries. An empty one (`failed,`, as a shell history edit leaves) names
  * nothing and is skipped; a list with no entry left is refused, where dropping it would widen a list, the
- * attention queue or a bulk decision to every task.
+ * attention queue or a bulk decision to every task. A state there is no such thing as is refused with the list
+ * of those there are, before the API is asked.
  */
 function stateList(value: string): string[] {
   const states = value
@@ -56,6 +58,9 @@ function stateList(value: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (states.length === 0) throw new InvalidArgumentError('names no state: give one or several, comma-separated');
+  const known: string[] = Object.values(TASK_STATES);
+  const unknown = states.filter((s) => !known.includes(s));
+  if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.join(', ')}: no such state; the states are ${known.join(', ')}`);
   return states;
 }
 

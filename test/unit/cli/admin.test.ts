@@ -148,6 +148,13 @@ describe('a value the CLI can judge itself', () => {
     const said = await refusedLocally(['tasks', '--limit', 'abc'], ['deliveries', '--limit', '501']);
     for (const line of said) expect(line).toMatch(/^error: option '--limit <n>' argument '\w+' is invalid\. a whole number from 1 to 500\n/);
   });
+
+  it('refuses a state there is no such thing as, listing the states there are', async () => {
+    const said = await refusedLocally(['tasks', '--state', 'bogus'], ['retry', '--state', 'failed,nope', '--note', 'x', '--dry-run']);
+    const states = 'the states are awaiting_approval, pending, in_progress, succeeded, outcome_unknown, needs_review, failed, cancelled\n';
+    expect(said[0]).toMatch(new RegExp(`^error: option '--state <states>' argument 'bogus' is invalid\\. bogus: no such state; ${states}`));
+    expect(said[1]).toMatch(new RegExp(`argument 'failed,nope' is invalid\\. nope: no such state; ${states}`));
+  });
 });
 
 describe('oncehook explain --json', () => {
