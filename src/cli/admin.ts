@@ -88,6 +88,29 @@ function checkAttentionStates(listed: string[] | undefined): void {
   }
 }
 
+/** What selects tasks for a bulk decision, and what only a bulk decision takes. */
+const FILTERS = { state: '--state', source: '--source', action: '--action' } as const;
+const BULK_OPTIONS = { ...FILTERS, dryRun: '--dry-run' } as const;
+const given = (options: Record<string, unknown>, flags: Record<string, string>) =>
+  Object.entries(flags).filter(([key]) => options[key] !== undefined).map(([, flag]) => flag);
+
+/**
+ * One task or a bulk decision, refused before asking when it is neither or both. With a task ID, a bulk option
+ * would be dropped unsaid — a `--dry-run` would retry the task for real — and a bulk decision with no filter
+ * would reach every task (the API refuses that too, in its own field names).
+ */
+function checkScope(kind: string, id: string | undefined, options: Record<string, unknown>): void {
+  if (id !== undefined) {
+    const bulk = given(options, BULK_OPTIONS);
+    if (bulk.length > 0) {
+      const those = bulk.join(', ');
+      throw new CliError(`a task ID and ${those} cannot be combined: drop ${those} to ${kind} the one task, or the ID for a bulk ${kind}`, EXIT.usage, 'usage');
+    }
+  } else if (given(options, FILTERS).length === 0) {
+    throw new CliError(`name a task, or select tasks with --state, --source or --action: a ${kind} of every task is too easy to make by mistake`, EXIT.usage, 'usage');
+  }
+}
+
 export function addAdminCommands(program: Command): void {
   paging(
     adminCommand(program, 'deliveries', 'list received deliveries and the decision taken on each')
@@ -178,6 +201,7 @@ export function addAdminCommands(program: Command): void {
     if (kind === 'replay') command.addOption(afterOption());
     command.action(
       run(async (c, id: string | undefined, o: any) => {
+        checkScope(kind, id, o);
         if (id !== undefined) {
           const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note, after: seenReplay(o.after) });
           return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };

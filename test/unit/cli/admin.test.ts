@@ -155,6 +155,18 @@ describe('a value the CLI can judge itself', () => {
     expect(said[0]).toMatch(new RegExp(`^error: option '--state <states>' argument 'bogus' is invalid\\. bogus: no such state; ${states}`));
     expect(said[1]).toMatch(new RegExp(`argument 'failed,nope' is invalid\\. nope: no such state; ${states}`));
   });
+
+  it('refuses a bulk decision that selects nothing, and a task ID with a bulk option, which would be dropped unsaid', async () => {
+    const [unfiltered, withState, dryOne] = await refusedLocally(
+      ['retry', '--note', 'x', '--dry-run'],
+      ['retry', 't_1', '--state', 'failed', '--note', 'x'],
+      // A dry run that would retry the task for real.
+      ['replay', 't_1', '--dry-run', '--source', 'shop', '--note', 'x'],
+    );
+    expect(unfiltered).toBe('oncehook: name a task, or select tasks with --state, --source or --action: a retry of every task is too easy to make by mistake\n');
+    expect(withState).toBe('oncehook: a task ID and --state cannot be combined: drop --state to retry the one task, or the ID for a bulk retry\n');
+    expect(dryOne).toMatch(/^oncehook: a task ID and --source, --dry-run cannot be combined: /);
+  });
 });
 
 describe('oncehook explain --json', () => {
