@@ -1,4 +1,6 @@
 import { Command, Option } from 'commander';
+// Imported, not read by path: the build emits a copy as dist/package.json, so this path holds in dist/src/cli too.
+import packageJson from '../../package.json' with { type: 'json' };
 import type { Role } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
@@ -47,6 +49,7 @@ interface ServeOptions {
 
 const program = new Command('oncehook')
   .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
+  .version(packageJson.version)
   // A hint, not the whole help: printed after the error, twenty commands' worth buried the one line that mattered.
   .showHelpAfterError('(add --help to see how the command is used)')
   // Every command alike: a command line the parser refuses exits 2, so a script tells it from a failed run (1).
