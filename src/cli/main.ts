@@ -32,6 +32,22 @@ function adminTokens() {
   }
 }
 
+/**
+ * DATABASE_URL, refused like a value on the command line (exit 2) when it names a scheme other than PostgreSQL's:
+ * the driver reads every URL as PostgreSQL's, so a mysql:// one got as far as a database "not found" there. Only
+ * the scheme is said; the rest holds the password.
+ */
+function databaseUrl(): string | undefined {
+  const url = process.env.DATABASE_URL;
+  const scheme = url?.match(/^([a-z][a-z\d+.-]*):\/\//i)?.[1];
+  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
+    program.error(`DATABASE_URL is a ${scheme}:// URL, not PostgreSQL's: write it as postgres://USER:PASSWORD@HOST:5432/DATABASE (or postgresql://)`, {
+      exitCode: EXIT.usage,
+    });
+  }
+  return url;
+}
+
 function configOption() {
   return new Option('-c, --config <file>', 'the config file').env('ONCEHOOK_CONFIG').default(DEFAULT_CONFIG);
 }
@@ -97,7 +113,8 @@ program
     ]);
     const logger = createLogger(options.logLevel);
     const adminToken = adminTokens();
-    if (options.role !== 'all' && !process.env.DATABASE_URL) {
+    const database = databaseUrl();
+    if (options.role !== 'all' && !database) {
       // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.
       program.error(`--role ${options.role} shares work with other processes only through PostgreSQL: set DATABASE_URL`, {
         exitCode: 2,
@@ -146,14 +163,14 @@ program
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
     // A first start on the embedded default runs initdb (several seconds): say something meanwhile.
-    logger.info({ database: process.env.DATABASE_URL ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
-    gateway = await starting(process.env.DATABASE_URL, () =>
+    logger.info({ database: database ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
+    gateway = await starting(database, () =>
       startGateway({
         config,
         logger,
         port: options.port,
         host: options.host,
-        databaseUrl: process.env.DATABASE_URL,
+        databaseUrl: database,
         dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
         role: options.role,
         adminToken,
@@ -169,11 +186,11 @@ program
   .description('apply database migrations and exit (start-up also applies them)')
   .action(async () => {
     const [{ openStore }, { migrate }] = await Promise.all([import('../store/connect.ts'), import('../store/migrate.ts')]);
-    const databaseUrl = process.env.DATABASE_URL;
-    const result = await starting(databaseUrl, async () => {
-      const store = await openStore({ databaseUrl, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
+    const database = databaseUrl();
+    const result = await starting(database, async () => {
+      const store = await openStore({ databaseUrl: database, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
       try {
-        return { kind: store.kind, ...(await migrate(store, databaseUrl)) };
+        return { kind: store.kind, ...(await migrate(store, database)) };
       } finally {
         await store.close();
       }
