@@ -13,7 +13,7 @@ export type { Logger };
  * and pino flushes what is pending when the process exits.
  */
 export function createLogger(
-  level = process.env.LOG_LEVEL ?? 'info',
+  level: string,
   destination: pino.DestinationStream = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 }),
 ): Logger {
   return pino(

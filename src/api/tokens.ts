@@ -13,12 +13,13 @@ export const SHORT_TOKEN = 24;
  * A token has to be typed into the sign-in form or sent in an Authorization header, which trim and cannot carry a
  * line break. Whitespace around one (a value read from a file with its newline) is refused, not trimmed — as a
  * config secret is — and so is a control character inside (entries put on lines of their own rather than between
- * commas): either way the API would be on with a token nobody can present. No message holds any token text.
+ * commas): either way the API would be on with a token nobody can present. `lineBreak` is what to do about one,
+ * which depends on the variable. No message holds any token text.
  */
-function tokenProblem(token: string): string | null {
+function tokenProblem(token: string, lineBreak: string): string | null {
   if (token.trim() === '') return 'is empty or only whitespace';
   if (token !== token.trim()) return 'starts or ends with whitespace (a line break read from a file?): remove it';
-  if (/[\u0000-\u001f\u007f]/.test(token)) return 'holds a line break or another control character: separate entries with commas';
+  if (/[\u0000-\u001f\u007f]/.test(token)) return `holds a line break or another control character: ${lineBreak}`;
   if (/[^\u0000-\u00ff]/.test(token)) return 'holds a character an HTTP header cannot carry (past Latin-1): the API could never be given it';
   return null;
 }
@@ -30,10 +31,15 @@ function tokenProblem(token: string): string | null {
 export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | undefined {
   // A Map: a label like `constructor` or `__proto__` is a label, not a property every object already has.
   const labelled = new Map<string, string>();
+  // Where each token was given: one given twice is refused naming both places, so the person knows which to change.
+  const givenAt = new Map<string, string>();
   if (env.ONCEHOOK_ADMIN_TOKEN) {
-    const problem = tokenProblem(env.ONCEHOOK_ADMIN_TOKEN);
+    // Has no entries to separate: lines in it are most likely several tokens, which only the labelled list holds.
+    const lineBreak = 'remove it (one token, on one line); for several tokens, set ONCEHOOK_ADMIN_TOKENS="alice:tok1,bob:tok2"';
+    const problem = tokenProblem(env.ONCEHOOK_ADMIN_TOKEN, lineBreak);
     if (problem) throw new Error(`ONCEHOOK_ADMIN_TOKEN ${problem}`);
     labelled.set('admin', env.ONCEHOOK_ADMIN_TOKEN);
+    givenAt.set(env.ONCEHOOK_ADMIN_TOKEN, 'ONCEHOOK_ADMIN_TOKEN');
   }
   // Spaces around an entry are the list's layout ("alice:tok1, bob:tok2"), not part of a token.
   const entries = (env.ONCEHOOK_ADMIN_TOKENS ?? '').split(',').map((e) => e.trim()).filter(Boolean);
@@ -45,10 +51,15 @@ export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | 
     if (colon <= 0 || !/^[\w.@-]{1,64}$/.test(label) || token === '') {
       throw new Error(`${at} is not label:token (a label of letters, digits and ._@-, a colon, then the token)`);
     }
-    const problem = tokenProblem(token);
+    const problem = tokenProblem(token, 'separate entries with commas');
     if (problem) throw new Error(`${at} (${label}): its token ${problem}`);
     if (labelled.has(label)) throw new Error(`${at}: the label "${label}" is used twice`);
+    const earlier = givenAt.get(token);
+    if (earlier) {
+      throw new Error(`${at} (${label}): its token is the same as ${earlier}'s: actions under the two could not be told apart — give each its own token`);
+    }
     labelled.set(label, token);
+    givenAt.set(token, `entry ${i + 1} (${label})`);
   }
   return labelled.size > 0 ? Object.fromEntries(labelled) : undefined;
 }
@@ -75,6 +86,7 @@ export class AdminTokens {
     this.#digests = entriesOf(setting)
       .filter(([, token]) => token !== '')
       .map(([label, token]) => ({ label, digest: digest(token), sessionKey: sessionKey(token) }));
+    // The CLI refuses this earlier, naming the entries (adminTokensFromEnv); this guards a setting given in code.
     const hashes = this.#digests.map((d) => d.digest.toString('hex'));
     if (new Set(hashes).size !== hashes.length) throw new Error('two admin tokens are equal: actions could not be told apart');
   }

@@ -1,6 +1,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
+import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
+import { urlOption, wholeNumber } from './options.ts';
 import * as views from './views.ts';
 
 interface Common {
@@ -14,7 +16,7 @@ function adminCommand(program: Command, name: string, description: string): Comm
   return program
     .command(name)
     .description(description)
-    .addOption(new Option('--url <url>', 'the oncehook to ask').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
+    .addOption(urlOption('the oncehook to ask'))
     .addOption(new Option('--token <token>', 'an admin token').env('ONCEHOOK_ADMIN_TOKEN'))
     .option('--json', 'print the API answer as JSON, for scripts');
 }
@@ -35,10 +37,10 @@ function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => 
   };
 }
 
-const page = (o: { limit?: string; cursor?: string; order?: string }) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
+const page = (o: { limit?: number; cursor?: string; order?: string }) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
 const paging = (command: Command) =>
   command
-    .option('--limit <n>', 'how many (1–500, default 50)')
+    .addOption(new Option('--limit <n>', 'how many (1–500, default 50)').argParser(wholeNumber(1, 500, 'a whole number from 1 to 500')))
     .option('--cursor <cursor>', 'continue from a previous page')
     .addOption(new Option('--order <order>', 'newest first, or oldest first').choices(['desc', 'asc']));
 
@@ -47,7 +49,8 @@ const note = () => new Option('--note <text>', 'why: recorded with your token la
 /**
  * A comma-separated `--state` as its entries. An empty one (`failed,`, as a shell history edit leaves) names
  * nothing and is skipped; a list with no entry left is refused, where dropping it would widen a list, the
- * attention queue or a bulk decision to every task.
+ * attention queue or a bulk decision to every task. A state there is no such thing as is refused with the list
+ * of those there are, before the API is asked.
  */
 function stateList(value: string): string[] {
   const states = value
@@ -55,6 +58,9 @@ function stateList(value: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (states.length === 0) throw new InvalidArgumentError('names no state: give one or several, comma-separated');
+  const known: string[] = Object.values(TASK_STATES);
+  const unknown = states.filter((s) => !known.includes(s));
+  if (unknown.length > 0) throw new InvalidArgumentError(`${unknown.join(', ')}: no such state; the states are ${known.join(', ')}`);
   return states;
 }
 
@@ -79,6 +85,29 @@ function checkAttentionStates(listed: string[] | undefined): void {
   if (others.length > 0) {
     const covered = ATTENTION_STATES.join(', ');
     throw new CliError(`--state ${others.join(',')}: not among the states --attention covers (${covered}); drop --attention, or that state`, EXIT.usage, 'usage');
+  }
+}
+
+/** What selects tasks for a bulk decision, and what only a bulk decision takes. */
+const FILTERS = { state: '--state', source: '--source', action: '--action' } as const;
+const BULK_OPTIONS = { ...FILTERS, dryRun: '--dry-run' } as const;
+const given = (options: Record<string, unknown>, flags: Record<string, string>) =>
+  Object.entries(flags).filter(([key]) => options[key] !== undefined).map(([, flag]) => flag);
+
+/**
+ * One task or a bulk decision, refused before asking when it is neither or both. With a task ID, a bulk option
+ * would be dropped unsaid — a `--dry-run` would retry the task for real — and a bulk decision with no filter
+ * would reach every task (the API refuses that too, in its own field names).
+ */
+function checkScope(kind: string, id: string | undefined, options: Record<string, unknown>): void {
+  if (id !== undefined) {
+    const bulk = given(options, BULK_OPTIONS);
+    if (bulk.length > 0) {
+      const those = bulk.join(', ');
+      throw new CliError(`a task ID and ${those} cannot be combined: drop ${those} to ${kind} the one task, or the ID for a bulk ${kind}`, EXIT.usage, 'usage');
+    }
+  } else if (given(options, FILTERS).length === 0) {
+    throw new CliError(`name a task, or select tasks with --state, --source or --action: a ${kind} of every task is too easy to make by mistake`, EXIT.usage, 'usage');
   }
 }
 
@@ -172,6 +201,7 @@ export function addAdminCommands(program: Command): void {
     if (kind === 'replay') command.addOption(afterOption());
     command.action(
       run(async (c, id: string | undefined, o: any) => {
+        checkScope(kind, id, o);
         if (id !== undefined) {
           const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note, after: seenReplay(o.after) });
           return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };

@@ -1,10 +1,13 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+// Imported, not read by path: the build emits a copy as dist/package.json, so this path holds in dist/src/cli too.
+import packageJson from '../../package.json' with { type: 'json' };
 import type { Role } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 import { EXIT } from './client.ts';
+import { urlOption, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -13,24 +16,12 @@ import { StartFailure, starting } from './start-failure.ts';
 
 const DEFAULT_CONFIG = './oncehook.config.json';
 const DEFAULT_DATA_DIR = './.oncehook';
+// pino's levels, written out: importing pino to list them would load it for every admin command too.
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port number from 0 to 65535');
-  return n;
-}
-
-function positive(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of at least 1');
-  return n;
-}
-
-function milliseconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('a whole number of milliseconds');
-  return n;
-}
+const port = wholeNumber(0, 65535, 'a port number from 0 to 65535');
+const positive = wholeNumber(1, Infinity, 'a whole number of at least 1');
+const milliseconds = wholeNumber(0, Infinity, 'a whole number of milliseconds');
 
 /** The admin tokens; a malformed setting stops start-up in one line, which names the entry at fault and no token. */
 function adminTokens() {
@@ -39,6 +30,22 @@ function adminTokens() {
   } catch (error) {
     throw new StartFailure((error as Error).message);
   }
+}
+
+/**
+ * DATABASE_URL, refused like a value on the command line (exit 2) when it names a scheme other than PostgreSQL's:
+ * the driver reads every URL as PostgreSQL's, so a mysql:// one got as far as a database "not found" there. Only
+ * the scheme is said; the rest holds the password.
+ */
+function databaseUrl(): string | undefined {
+  const url = process.env.DATABASE_URL;
+  const scheme = url?.match(/^([a-z][a-z\d+.-]*):\/\//i)?.[1];
+  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
+    program.error(`DATABASE_URL is a ${scheme}:// URL, not PostgreSQL's: write it as postgres://USER:PASSWORD@HOST:5432/DATABASE (or postgresql://)`, {
+      exitCode: EXIT.usage,
+    });
+  }
+  return url;
 }
 
 function configOption() {
@@ -50,6 +57,7 @@ interface ServeOptions {
   port: number;
   host: string;
   role: Role;
+  logLevel: string;
   leaseGraceMs: number;
   concurrency: number;
   shutdownTimeoutMs: number;
@@ -57,6 +65,7 @@ interface ServeOptions {
 
 const program = new Command('oncehook')
   .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
+  .version(packageJson.version)
   // A hint, not the whole help: printed after the error, twenty commands' worth buried the one line that mattered.
   .showHelpAfterError('(add --help to see how the command is used)')
   // Every command alike: a command line the parser refuses exits 2, so a script tells it from a failed run (1).
@@ -77,6 +86,7 @@ program
       .env('ONCEHOOK_ROLE')
       .default('all'),
   )
+  .addOption(new Option('--log-level <level>', 'log lines of this level and more severe').choices(LOG_LEVELS).env('LOG_LEVEL').default('info'))
   .addOption(
     new Option('--lease-grace-ms <ms>', "how long past an action's timeoutMs a silent worker's lease is kept")
       .env('ONCEHOOK_LEASE_GRACE_MS')
@@ -101,9 +111,10 @@ program
       import('../config/load.ts'),
       import('../gateway.ts'),
     ]);
-    const logger = createLogger();
+    const logger = createLogger(options.logLevel);
     const adminToken = adminTokens();
-    if (options.role !== 'all' && !process.env.DATABASE_URL) {
+    const database = databaseUrl();
+    if (options.role !== 'all' && !database) {
       // A web and a worker process, each on an embedded database of its own, would never see each other's tasks.
       program.error(`--role ${options.role} shares work with other processes only through PostgreSQL: set DATABASE_URL`, {
         exitCode: 2,
@@ -152,14 +163,14 @@ program
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
     // A first start on the embedded default runs initdb (several seconds): say something meanwhile.
-    logger.info({ database: process.env.DATABASE_URL ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
-    gateway = await starting(process.env.DATABASE_URL, () =>
+    logger.info({ database: database ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
+    gateway = await starting(database, () =>
       startGateway({
         config,
         logger,
         port: options.port,
         host: options.host,
-        databaseUrl: process.env.DATABASE_URL,
+        databaseUrl: database,
         dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
         role: options.role,
         adminToken,
@@ -175,11 +186,11 @@ program
   .description('apply database migrations and exit (start-up also applies them)')
   .action(async () => {
     const [{ openStore }, { migrate }] = await Promise.all([import('../store/connect.ts'), import('../store/migrate.ts')]);
-    const databaseUrl = process.env.DATABASE_URL;
-    const result = await starting(databaseUrl, async () => {
-      const store = await openStore({ databaseUrl, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
+    const database = databaseUrl();
+    const result = await starting(database, async () => {
+      const store = await openStore({ databaseUrl: database, dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR });
       try {
-        return { kind: store.kind, ...(await migrate(store, databaseUrl)) };
+        return { kind: store.kind, ...(await migrate(store, database)) };
       } finally {
         await store.close();
       }
@@ -224,7 +235,7 @@ program
   .description('send a correctly signed sample delivery to a running gateway')
   .argument('<source>', 'a source id from the config')
   .addOption(configOption())
-  .addOption(new Option('--url <url>', 'the gateway').env('ONCEHOOK_URL').default('http://127.0.0.1:8080'))
+  .addOption(urlOption('the gateway'))
   .option('--event-id <id>', 'the event ID (default: random); send the same one twice to see deduplication')
   .option('--delivery-id <id>', 'the delivery ID (default: random)')
   .option('--topic <topic>', 'the topic (default: one the sender uses)')

@@ -11,6 +11,17 @@ export interface SampleOptions {
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
 const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks']);
 
+/**
+ * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
+ * ID only where its config says where one is found; without that, ingest takes the event ID for it.
+ */
+function deliveryIdRefusal(source: SourceConfig): string | null {
+  if (source.adapter === 'generic-hmac') {
+    return source.hmac?.deliveryId ? null : "this generic-hmac source's hmac names no deliveryId, so its deliveries have no ID apart from their event's (name one in the config to send one)";
+  }
+  return ONE_ID.has(source.adapter) ? `a ${source.adapter} delivery has no ID of its own apart from its event's (a retry repeats it)` : null;
+}
+
 /** A sample that cannot be built as asked: said to the person, exit 2. */
 export class SampleError extends Error {}
 
@@ -19,11 +30,8 @@ export class SampleError extends Error {}
  * then deduplicated without a real sender. Signed with the source's first secret, the way its sender signs.
  */
 export function buildSample(source: SourceConfig, options: SampleOptions): { headers: Record<string, string>; body: string } {
-  if (options.deliveryId !== undefined && ONE_ID.has(source.adapter)) {
-    throw new SampleError(
-      `--delivery-id: a ${source.adapter} delivery has no ID of its own apart from its event's (a retry repeats it); use --event-id`,
-    );
-  }
+  const refused = options.deliveryId === undefined ? null : deliveryIdRefusal(source);
+  if (refused) throw new SampleError(`--delivery-id: ${refused}; use --event-id`);
   const eventId = options.eventId ?? String(Math.floor(Math.random() * 1e12));
   const deliveryId = options.deliveryId ?? randomUUID();
   const secret = source.secrets[0]!;

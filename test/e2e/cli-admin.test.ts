@@ -100,8 +100,8 @@ describe('oncehook admin commands against a running server', () => {
     expect(down.stderr).toMatch(/cannot reach oncehook at http:\/\/127\.0\.0\.1:9/);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--reference/);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/state/);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/done: no such state; the states are awaiting_approval, /);
   });
 
   // After the stats: this one adds an event and effects of its own.

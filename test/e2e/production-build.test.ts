@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +43,13 @@ describe('the production build, installed with --omit=dev', () => {
     expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
     expect(existsSync(join(app, 'node_modules/typescript'))).toBe(false);
     expect(existsSync(join(app, 'src'))).toBe(false);
+  });
+
+  // The version is package.json's, imported with the code: the build must carry it, with no src/ to fall back on.
+  it('says its version as the checkout does', async () => {
+    const { stdout, code } = await runCli(['--version'], {}, { cwd: app, bin: binIn(app) });
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version}\n`);
   });
 
   /** A database to run on: what the process gets in its environment, and how to remove it after. */

@@ -61,6 +61,21 @@ describe('a start that cannot succeed says why in one line', () => {
     expectOneLine(portInUse, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort}: the port is in use`));
   });
 
+  // postgres.js reads any scheme as PostgreSQL's: a MySQL URL pointing at a PostgreSQL server used to get as far
+  // as `database "x" does not exist`.
+  it('refuses a DATABASE_URL of another scheme as a bad setting, exit 2, saying only its scheme', async () => {
+    const mysql = new URL(PG_ADMIN_URL);
+    mysql.pathname = '/x';
+    const url = withPassword(mysql).replace(/^\w+:/, 'mysql:');
+    const results = await Promise.all([runCli(['migrate'], { DATABASE_URL: url }), runCli(['serve', '--port', '0'], { DATABASE_URL: url })]);
+    for (const result of results) {
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/^DATABASE_URL is a mysql:\/\/ URL, not PostgreSQL's: write it as postgres:\/\/USER:PASSWORD@HOST:5432\/DATABASE \(or postgresql:\/\/\)\n/);
+      expect(result.stdout + result.stderr).not.toContain(PASSWORD);
+      expect(result.stdout).toBe('');
+    }
+  });
+
   // The port is bound before the database is opened: on a new embedded data directory, initdb took seconds
   // before the taken port was found.
   it('finds a port in use before opening the database: the new data directory is never made', async () => {

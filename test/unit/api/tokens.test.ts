@@ -33,6 +33,15 @@ describe('adminTokensFromEnv', () => {
     expect(refusal({ ONCEHOOK_ADMIN_TOKEN: 't0', ONCEHOOK_ADMIN_TOKENS: 'admin:t1' })).toMatch(/"admin" is used twice/);
   });
 
+  it('refuses one token under two labels, naming both places and not the token', () => {
+    expect(refusal({ ONCEHOOK_ADMIN_TOKENS: `alice:${SECRET},bob:other,carol:${SECRET}` })).toBe(
+      "ONCEHOOK_ADMIN_TOKENS: entry 3 of 3 (carol): its token is the same as entry 1 (alice)'s: actions under the two could not be told apart — give each its own token",
+    );
+    expect(refusal({ ONCEHOOK_ADMIN_TOKEN: SECRET, ONCEHOOK_ADMIN_TOKENS: `alice:${SECRET}` })).toMatch(
+      /^ONCEHOOK_ADMIN_TOKENS: entry 1 of 1 \(alice\): its token is the same as ONCEHOOK_ADMIN_TOKEN's:/,
+    );
+  });
+
   it('refuses a token nobody could present: whitespace around it, a line break in it, only whitespace', () => {
     for (const value of [`${SECRET}\n`, ` ${SECRET}`, '  ']) {
       const message = refusal({ ONCEHOOK_ADMIN_TOKEN: value });
@@ -41,6 +50,10 @@ describe('adminTokensFromEnv', () => {
     }
     const lines = refusal({ ONCEHOOK_ADMIN_TOKENS: `alice:${SECRET}\nbob:${SECRET}x` });
     expect(lines).toBe('ONCEHOOK_ADMIN_TOKENS: entry 1 of 1 (alice): its token holds a line break or another control character: separate entries with commas');
+    // The one-token variable has no entries to separate: several tokens go in the labelled list.
+    expect(refusal({ ONCEHOOK_ADMIN_TOKEN: `${SECRET}\n${SECRET}x` })).toBe(
+      'ONCEHOOK_ADMIN_TOKEN holds a line break or another control character: remove it (one token, on one line); for several tokens, set ONCEHOOK_ADMIN_TOKENS="alice:tok1,bob:tok2"',
+    );
     // An Authorization header cannot carry it: the CLI and curl could never send it.
     expect(refusal({ ONCEHOOK_ADMIN_TOKEN: '\u20acuro-token-of-thirty-chars' })).toMatch(/^ONCEHOOK_ADMIN_TOKEN holds a character an HTTP header cannot carry/);
     expect(adminTokensFromEnv({ ONCEHOOK_ADMIN_TOKEN: 'caf\u00e9-token' })).toEqual({ admin: 'caf\u00e9-token' });

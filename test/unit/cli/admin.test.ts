@@ -134,6 +134,41 @@ describe('a comma-separated --state', () => {
   });
 });
 
+describe('a value the CLI can judge itself', () => {
+  /** Runs the commands and returns what each said, having checked that none of them asked the API anything. */
+  const refusedLocally = async (...commands: string[][]) => {
+    const before = asked.length;
+    const results = await Promise.all(commands.map((args) => oncehook(...args)));
+    expect(asked.slice(before)).toEqual([]);
+    for (const result of results) expect(result.code).toBe(2);
+    return results.map((result) => result.stderr);
+  };
+
+  it('refuses a --limit that is not a whole number from 1 to 500', async () => {
+    const said = await refusedLocally(['tasks', '--limit', 'abc'], ['deliveries', '--limit', '501']);
+    for (const line of said) expect(line).toMatch(/^error: option '--limit <n>' argument '\w+' is invalid\. a whole number from 1 to 500\n/);
+  });
+
+  it('refuses a state there is no such thing as, listing the states there are', async () => {
+    const said = await refusedLocally(['tasks', '--state', 'bogus'], ['retry', '--state', 'failed,nope', '--note', 'x', '--dry-run']);
+    const states = 'the states are awaiting_approval, pending, in_progress, succeeded, outcome_unknown, needs_review, failed, cancelled\n';
+    expect(said[0]).toMatch(new RegExp(`^error: option '--state <states>' argument 'bogus' is invalid\\. bogus: no such state; ${states}`));
+    expect(said[1]).toMatch(new RegExp(`argument 'failed,nope' is invalid\\. nope: no such state; ${states}`));
+  });
+
+  it('refuses a bulk decision that selects nothing, and a task ID with a bulk option, which would be dropped unsaid', async () => {
+    const [unfiltered, withState, dryOne] = await refusedLocally(
+      ['retry', '--note', 'x', '--dry-run'],
+      ['retry', 't_1', '--state', 'failed', '--note', 'x'],
+      // A dry run that would retry the task for real.
+      ['replay', 't_1', '--dry-run', '--source', 'shop', '--note', 'x'],
+    );
+    expect(unfiltered).toBe('oncehook: name a task, or select tasks with --state, --source or --action: a retry of every task is too easy to make by mistake\n');
+    expect(withState).toBe('oncehook: a task ID and --state cannot be combined: drop --state to retry the one task, or the ID for a bulk retry\n');
+    expect(dryOne).toMatch(/^oncehook: a task ID and --source, --dry-run cannot be combined: /);
+  });
+});
+
 describe('oncehook explain --json', () => {
   it("prints the API's answer for the task or delivery, as show --json does", async () => {
     const task = taskAnswer({});

@@ -7,6 +7,19 @@ const { config } = parseConfig(
     sources: {
       payments: { adapter: 'stripe', secrets: ['whsec_test'], actions: { ledger: { url: 'https://ledger.example/' } } },
       shop: { adapter: 'shopify', secrets: ['s'], actions: { crm: { url: 'https://crm.example/' } } },
+      // The README's example: an event ID and a topic, and no delivery ID of its own.
+      acme: {
+        adapter: 'generic-hmac',
+        secrets: ['s'],
+        hmac: { signatureHeader: 'X-Acme-Signature', eventId: { pointer: '/event/id' }, topic: { pointer: '/event/type' } },
+        actions: { crm: { url: 'https://crm.example/' } },
+      },
+      withDeliveryId: {
+        adapter: 'generic-hmac',
+        secrets: ['s'],
+        hmac: { signatureHeader: 'X-Acme-Signature', eventId: { pointer: '/event/id' }, deliveryId: { header: 'X-Acme-Delivery' } },
+        actions: { crm: { url: 'https://crm.example/' } },
+      },
     },
   }),
   'test',
@@ -16,6 +29,11 @@ describe('send-sample', () => {
   it('refuses --delivery-id for a sender whose deliveries carry only the event ID, instead of ignoring it', () => {
     expect(() => buildSample(config.sources.payments!, { eventId: '1', deliveryId: 'first' })).toThrow(SampleError);
     expect(buildSample(config.sources.shop!, { eventId: '1', deliveryId: 'first' }).headers['x-shopify-webhook-id']).toBe('first');
+  });
+
+  it('refuses --delivery-id for a generic-hmac source whose config names no delivery ID, and places it where one is named', () => {
+    expect(() => buildSample(config.sources.acme!, { eventId: '1', deliveryId: 'first' })).toThrow(/^--delivery-id: this generic-hmac source's hmac names no deliveryId/);
+    expect(buildSample(config.sources.withDeliveryId!, { eventId: '1', deliveryId: 'first' }).headers['x-acme-delivery']).toBe('first');
   });
 
   it('keeps a Stripe event ID given whole, and prefixes a bare one', () => {

@@ -1,0 +1,24 @@
+import { InvalidArgumentError, Option } from 'commander';
+
+// Values the parser checks, so that a wrong one is refused with the command line (exit 2, one line and the
+// --help hint) before anything is opened or asked, in every command alike.
+
+/** A whole number from `min` to `max`; anything else is refused in the words of `expected`. */
+export const wholeNumber =
+  (min: number, max: number, expected: string) =>
+  (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(expected);
+    return n;
+  };
+
+/** fetch reaches nothing but http and https: any other `--url` would only be found out by a crash. */
+function httpUrl(value: string): string {
+  const { protocol } = URL.canParse(value) ? new URL(value) : { protocol: null };
+  if (protocol !== 'http:' && protocol !== 'https:') throw new InvalidArgumentError('an http:// or https:// URL, such as http://127.0.0.1:8080');
+  return value;
+}
+
+/** A running oncehook's address, for the admin commands and send-sample. */
+export const urlOption = (description: string) =>
+  new Option('--url <url>', description).env('ONCEHOOK_URL').default('http://127.0.0.1:8080').argParser(httpUrl);
