@@ -32,9 +32,16 @@ async function newTasks(): Promise<{ crm: string; mail: string }> {
 const decide = (id: string, kind: string, body: object, token?: string) => api(`/api/tasks/${id}/${kind}`, { body, token });
 
 describe('GET /api/tasks', () => {
-  it('answers 401 without a token and with a wrong one', async () => {
-    expect((await api('/api/tasks', { token: null })).status).toBe(401);
-    expect((await api('/api/tasks', { token: 'nope' })).status).toBe(401);
+  it('answers 401 without a token and with a wrong one, saying which', async () => {
+    const none = await api('/api/tasks', { token: null });
+    expect(none.status).toBe(401);
+    expect(none.json.error).toEqual({ code: 'unauthorized', message: 'the admin API needs "Authorization: Bearer $ONCEHOOK_ADMIN_TOKEN"' });
+    const wrong = await api('/api/tasks', { token: 'nope' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.json.error).toEqual({ code: 'token_refused', message: "the bearer token was refused: it matches none of this gateway's admin tokens" });
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer realm="oncehook", error="invalid_token"');
+    // Nothing of the right tokens shows: one a character off is answered in the same words.
+    expect((await api('/api/tasks', { token: `${PEOPLE.alice}x` })).json).toEqual(wrong.json);
   });
 
   it('filters by state, source and action, with a cursor', async () => {

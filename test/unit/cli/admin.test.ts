@@ -56,6 +56,17 @@ describe('oncehook admin commands, when the API refuses', () => {
     expect(result.stderr).toBe('oncehook: an earlier replay of t_1 has not finished\n');
   });
 
+  it("says a refused token once in the API's words, and what a 401 from anything else means", async () => {
+    const refusal = { error: { code: 'token_refused', message: "the bearer token was refused: it matches none of this gateway's admin tokens" } };
+    answers.set('/api/stats', { status: 401, body: refusal });
+    answers.set('/api/destinations', { status: 401, body: {} });
+    const [ours, other] = await Promise.all([oncehook('stats'), oncehook('destinations')]);
+    answers.delete('/api/stats');
+    answers.delete('/api/destinations');
+    expect(ours).toMatchObject({ code: 2, stderr: `oncehook: ${refusal.error.message}\n` });
+    expect(other).toMatchObject({ code: 2, stderr: 'oncehook: 401 Unauthorized (the token was refused)\n' });
+  });
+
   it('names a failure before any answer with a code of its own, in the same shape', async () => {
     const result = await runCli(['stats', '--url', 'http://127.0.0.1:9', '--token', 'token', '--json']);
     expect(result.code).toBe(2);
