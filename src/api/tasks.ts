@@ -148,15 +148,15 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
       source: body.source,
       action: body.action,
     };
-    const skipped = async () => ({
+    // Counted before the write: each replay it makes is itself a replay on its way, and counted after, every task
+    // it replayed would be reported passed over.
+    const skipped = {
       skippedBodyPurged: await countBodyPurged(store.db, kind, filter),
-      ...(kind === 'retry' ? { skippedByReplay: await countSkippedByReplay(store.db, filter) } : {}),
-    });
-    if (body.dryRun) {
-      return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...(await skipped()) });
-    }
+      skippedByReplay: await countSkippedByReplay(store.db, kind, filter),
+    };
+    if (body.dryRun) return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...skipped });
     const ids = await bulkDecide(store.db, kind, filter, { actor: c.get('actor'), note: body.note });
-    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...(await skipped()) });
+    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...skipped });
   });
 
   for (const kind of ['approve', 'retry', 'cancel'] as const) {

@@ -344,8 +344,26 @@ describe('bulk retry and replay', () => {
     const view = await api(`/api/tasks/${replayed.json.tasks[0]}`);
     expect(view.json).toMatchObject({ state: 'pending', replayOf: expect.stringMatching(/^t_/), operatorActions: [{ detail: { bulk: true } }] });
     // Their replays are still pending: replaying them again would make a third effect each.
-    expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again', dryRun: true } })).json.count).toBe(0);
-    expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again' } })).json.count).toBe(0);
+    const again = { source, state: 'succeeded', note: 'again' };
+    expect((await api('/api/tasks/bulk/replay', { body: { ...again, dryRun: true } })).json).toMatchObject({ count: 0, skippedByReplay: 3 });
+    expect((await api('/api/tasks/bulk/replay', { body: again })).json).toMatchObject({ count: 0, skippedByReplay: 3 });
+  });
+
+  it('a bulk replay passes over tasks with a replay still on its way, and says how many, not the ones it replays', async () => {
+    const made = await Promise.all([newTasks(), newTasks(), newTasks(), newTasks()]);
+    const source = `bulk-unsettled-${Math.random()}`;
+    for (const { crm } of made) {
+      await setState(gateway.store.db, crm, 'failed');
+      await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${crm}`);
+    }
+    const unsettled = (await decide(made[0]!.crm, 'replay', { note: 'resend' })).json.id as string;
+    await setState(gateway.store.db, unsettled, 'outcome_unknown');
+    const filter = { source, state: 'failed', note: 'the CRM is back' };
+    const dry = await api('/api/tasks/bulk/replay', { body: { ...filter, dryRun: true } });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 });
+    // The three replays it makes are on their way too once it answers: the count is of the task it passed over.
+    const replayed = await api('/api/tasks/bulk/replay', { body: filter });
+    expect(replayed.json).toMatchObject({ dryRun: false, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 });
   });
 
   it('says how many tasks it skipped because retention purged their body', async () => {
@@ -411,7 +429,7 @@ describe('bulk retry and replay', () => {
     const retried = await api('/api/tasks/bulk/retry', { body: filter });
     expect(retried.json).toMatchObject({ count: 0, tasks: [], skippedByReplay: 2 });
     const replayed = await api('/api/tasks/bulk/replay', { body: { ...filter, note: 'once more' } });
-    expect(replayed.json).toMatchObject({ count: 0, tasks: [] });
+    expect(replayed.json).toMatchObject({ count: 0, tasks: [], skippedByReplay: 2 });
     const refused = await decide(crm, 'replay', { note: 'once more' });
     expect(refused.status).toBe(409);
     expect(refused.json.error).toMatchObject({ code: 'replay_unsettled', message: expect.stringContaining(running) });

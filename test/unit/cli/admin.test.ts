@@ -192,6 +192,19 @@ describe('a task whose body retention purged', () => {
   });
 });
 
+describe('a bulk replay that passed tasks over', () => {
+  it('says how many had a replay still on its way, in the dry run and the real one', async () => {
+    answers.set('/api/tasks/bulk/replay', { status: 200, body: { dryRun: true, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 } });
+    const dry = await oncehook('replay', '--state', 'failed', '--note', 'x', '--dry-run');
+    answers.set('/api/tasks/bulk/replay', { status: 200, body: { dryRun: false, kind: 'replay', count: 1, tasks: ['t_r1'], skippedBodyPurged: 0, skippedByReplay: 2 } });
+    const done = await oncehook('replay', '--state', 'failed', '--note', 'x');
+    answers.delete('/api/tasks/bulk/replay');
+    const why = 'a replay of it, or of one of its replays, has not finished; another now would be one more effect';
+    expect(dry.stdout).toBe(`replay would change 3 tasks (1 task skipped: ${why}); run again without --dry-run to do it\n`);
+    expect(done.stdout).toBe(`replay: 1 task changed (2 tasks skipped: ${why})\nt_r1\n`);
+  });
+});
+
 describe('oncehook resume', () => {
   it('encodes the origin itself and says what the API answered about an unknown one', async () => {
     const unknown = { error: { code: 'unknown_destination', message: 'no destination https://crm.example is configured or on record; the destinations are: https://mail.example' } };
