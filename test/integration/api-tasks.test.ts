@@ -448,4 +448,25 @@ describe('bulk retry and replay', () => {
     expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed' } })).json.error.message).toMatch(/^note/);
     expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed', note: 'x' }, token: null })).status).toBe(401);
   });
+
+  it('names a wrong state with the states there are, as the list does, and says which decisions there are in bulk', async () => {
+    const listed = await api('/api/tasks?state=bogus');
+    const bulk = await api('/api/tasks/bulk/retry', { body: { state: 'bogus', note: 'x', dryRun: true } });
+    expect(bulk.status).toBe(400);
+    expect(bulk.json.error.message).toBe(listed.json.error.message);
+    expect(bulk.json.error.message).toMatch(/^state\.0: .*"needs_review"/);
+    const several = await api('/api/tasks/bulk/replay', { body: { state: ['failed', 'bogus'], note: 'x', dryRun: true } });
+    expect(several.json.error.message).toMatch(/^state\.1: .*"succeeded"/);
+    // Several comma-separated, as the list's query takes them.
+    expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed,needs_review', note: 'x', dryRun: true } })).status).toBe(200);
+
+    const cancel = await api('/api/tasks/bulk/cancel', { body: { state: 'failed', note: 'x' } });
+    expect(cancel.status).toBe(404);
+    expect(cancel.json.error).toEqual({
+      code: 'unknown_bulk_decision',
+      message: 'no bulk cancel: the bulk decisions are retry and replay; cancel is decided one task at a time (POST /api/tasks/{id}/cancel)',
+    });
+    const other = await api('/api/tasks/bulk/undo', { body: { state: 'failed', note: 'x' } });
+    expect(other.json.error.message).toBe('no bulk undo: the bulk decisions are retry and replay');
+  });
 });
