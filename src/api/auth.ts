@@ -6,9 +6,20 @@ import type { AdminTokens } from './tokens.ts';
 /** What the admin routes know about a request: the label of the token it carried. */
 export type AdminEnv = { Variables: { actor: string } };
 
-const unauthorized = () =>
+/** No token came: the answer says what to send. */
+const noToken = () =>
   new HttpError(401, 'unauthorized', 'the admin API needs "Authorization: Bearer $ONCEHOOK_ADMIN_TOKEN"', {
     'www-authenticate': 'Bearer realm="oncehook"',
+  });
+
+/**
+ * A token came and is none of the admin tokens. Told apart from no token, so a person looks at the token rather
+ * than at the header; nothing in it depends on the token presented or the ones configured, so a guess learns only
+ * that it was wrong. The challenge carries RFC 6750's `invalid_token`.
+ */
+const refusedToken = () =>
+  new HttpError(401, 'token_refused', "the bearer token was refused: it matches none of this gateway's admin tokens", {
+    'www-authenticate': 'Bearer realm="oncehook", error="invalid_token"',
   });
 
 /** The answer while wrong tokens have used up their budget: nothing was judged, so it says nothing of the token. */
@@ -24,10 +35,10 @@ export const tooManyFailures = (seconds: number) =>
 export function bearerAuth(tokens: AdminTokens, throttle: SignInThrottle): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
     const match = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '');
-    if (!match) throw unauthorized();
+    if (!match) throw noToken();
     const judged = throttle.judge(clientAddress(c), c.req.path, () => tokens.labelOf(match[1]!.trim()));
     if ('retryAfterSeconds' in judged) throw tooManyFailures(judged.retryAfterSeconds);
-    if ('wrong' in judged) throw unauthorized();
+    if ('wrong' in judged) throw refusedToken();
     c.set('actor', judged.label);
     await next();
   };

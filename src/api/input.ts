@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { decodeCursor, type PageRequest, type TiebreakType } from '../store/queries/cursor.ts';
 
-const issues = (error: z.ZodError) =>
-  error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+/** Each problem after the field it is in; one of the whole body or query (an unknown key) after `whole`. */
+const issues = (error: z.ZodError, whole: '(body)' | '(query)') =>
+  error.issues.map((i) => `${i.path.join('.') || whole}: ${i.message}`).join('; ');
 
 /** Parses a JSON body by `schema`; every problem is a 400 naming the field. */
 export async function readBody<T extends z.ZodType>(request: Request, schema: T, example: string): Promise<z.infer<T>> {
@@ -15,22 +16,37 @@ export async function readBody<T extends z.ZodType>(request: Request, schema: T,
     throw new InputError('invalid_json', `the body must be JSON like ${example}`);
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new InputError('invalid_request', issues(parsed.error));
+  if (!parsed.success) throw new InputError('invalid_request', issues(parsed.error, '(body)'));
   return parsed.data;
 }
 
-/** Parses the query string by `schema` (unknown parameters are refused: a typo must not silently widen a list). */
+/**
+ * Parses the query string by `schema`. The API's are strict objects, refusing unknown parameters: a script sees
+ * no page, and a misspelt filter would silently widen a list to every task. A dashboard page's are `pageParams`.
+ */
 export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T> {
   const parsed = schema.safeParse(c.req.query());
-  if (!parsed.success) throw new InputError('invalid_query', issues(parsed.error));
+  if (!parsed.success) throw new InputError('invalid_query', issues(parsed.error, '(query)'));
   return parsed.data;
 }
+
+/**
+ * A dashboard page's parameters, ignoring any others. A page is opened from bookmarks and shared links, which
+ * gather parameters of their own (utm_…, one an older page took): refused, the link broke over something the page
+ * never reads. A person sees the filters the page applied, so a misspelt one widens nothing unseen.
+ */
+export const pageParams = <Shape extends z.ZodRawShape>(shape: Shape) => z.object(shape);
 
 export const note = z.string().trim().min(1, 'a note saying why is required').max(2000);
 
+const LIMIT = 'must be a whole number of rows from 1 to 500';
+
 /** The paging parameters of a list whose rows break ties by `tiebreak` (see decodeCursor). */
 export const pageQuery = (tiebreak: TiebreakType) => ({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  // One sentence whatever is wrong (zod's for "abc" was "expected number, received NaN"). Refused on the
+  // dashboard too, not replaced by the default: its own links never write a bad one, so it was typed, by someone
+  // who wants to know what to type.
+  limit: z.coerce.number({ error: LIMIT }).int(LIMIT).min(1, LIMIT).max(500, LIMIT).default(50),
   cursor: z
     .string()
     .max(400)

@@ -5,6 +5,7 @@ import { HttpError, InputError } from '../errors.ts';
 import {
   approveTask,
   assignTask,
+  BULK_DECISIONS,
   bulkDecide,
   cancelTask,
   countBodyPurged,
@@ -13,6 +14,7 @@ import {
   replayTask,
   resolveTask,
   retryTask,
+  type BulkDecision,
   type Decider,
   type OperatorOutcome,
   type ReplaySeen,
@@ -30,12 +32,11 @@ import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 const state = z.enum(Object.values(TASK_STATES) as [string, ...string[]]);
 /**
  * `state=failed,needs_review` selects either. An empty entry is skipped, as the CLI skips it; a list with none
- * left is refused rather than read as no filter.
+ * left is refused rather than read as no filter. A state that is none is named with the ones there are.
  */
-const states = z
-  .string()
-  .transform((text) => text.split(',').map((s) => s.trim()).filter(Boolean))
-  .pipe(z.array(state).min(1, 'names no state: give one or several, comma-separated'));
+const stateList = z.array(state).min(1, 'names no state: give one or several, comma-separated');
+const splitStates = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
+const states = z.string().transform(splitStates).pipe(stateList);
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
 const listQuery = z
   .strictObject({
@@ -62,7 +63,9 @@ const resolveBody = z.strictObject({ reference: z.string().trim().min(1, 'the re
 const assignBody = z.strictObject({ owner: z.string().trim().min(1).max(100).nullable(), note: z.string().trim().max(2000).optional() });
 const bulkBody = z
   .strictObject({
-    state: z.union([state, z.array(state).min(1)]).optional(),
+    // A state, several comma-separated as in the list's query, or an array: each read by the list's own rules, so
+    // a wrong one is answered as the list answers it. (A union of the forms said only "Invalid input".)
+    state: z.preprocess((value) => (typeof value === 'string' ? splitStates(value) : value), stateList).optional(),
     source: filterFields.source,
     action: filterFields.action,
     note,
@@ -101,6 +104,16 @@ export function refused(taskId: string, kind: OperatorKind, outcome: Extract<Ope
   return new HttpError(409, code, `task ${taskId} is ${outcome.state}; ${kind} is allowed only from ${rules(kind)}`);
 }
 
+/**
+ * The decision a `bulk/` path names. Any other is refused in words of its own: the task routes would read the
+ * path as task "bulk" and answer that there is no such task.
+ */
+function bulkDecision(kind: string): BulkDecision {
+  if ((BULK_DECISIONS as readonly string[]).includes(kind)) return kind as BulkDecision;
+  const oneByOne = Object.hasOwn(OPERATOR_RULES, kind) ? `; ${kind} is decided one task at a time (POST /api/tasks/{id}/${kind})` : '';
+  throw new HttpError(404, 'unknown_bulk_decision', `no bulk ${kind}: the bulk decisions are ${BULK_DECISIONS.join(' and ')}${oneByOne}`);
+}
+
 /** The decisions a person takes on one task, each recorded under the token's label with its note. */
 const decide: Record<'approve' | 'retry' | 'cancel', (store: Store, taskId: string, who: Decider) => Promise<OperatorOutcome>> = {
   approve: async (store, taskId, who) => {
@@ -135,8 +148,8 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
   app.get('/:id', async (c) => c.json(await view(c.req.param('id'))));
 
   // Registered before `/:id/…`: "bulk" is never a task ID (they start with t_).
-  app.post('/bulk/:kind{retry|replay}', async (c) => {
-    const kind = c.req.param('kind') as 'retry' | 'replay';
+  app.post('/bulk/:kind', async (c) => {
+    const kind = bulkDecision(c.req.param('kind'));
     const body = await readBody(c.req.raw, bulkBody, '{"state": "failed", "source": "shop", "note": "why", "dryRun": true}');
     // A replay is a second effect of every task it selects, and replay's states include succeeded: a filter by
     // source alone would redo every order that went through.
@@ -144,19 +157,19 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
       throw new InputError('invalid_request', 'state: a bulk replay needs it (e.g. "failed"): every selected task is sent again, succeeded ones too');
     }
     const filter = {
-      states: body.state === undefined ? undefined : [body.state].flat(),
+      states: body.state,
       source: body.source,
       action: body.action,
     };
-    const skipped = async () => ({
+    // Counted before the write: each replay it makes is itself a replay on its way, and counted after, every task
+    // it replayed would be reported passed over.
+    const skipped = {
       skippedBodyPurged: await countBodyPurged(store.db, kind, filter),
-      ...(kind === 'retry' ? { skippedByReplay: await countSkippedByReplay(store.db, filter) } : {}),
-    });
-    if (body.dryRun) {
-      return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...(await skipped()) });
-    }
+      skippedByReplay: await countSkippedByReplay(store.db, kind, filter),
+    };
+    if (body.dryRun) return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...skipped });
     const ids = await bulkDecide(store.db, kind, filter, { actor: c.get('actor'), note: body.note });
-    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...(await skipped()) });
+    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...skipped });
   });
 
   for (const kind of ['approve', 'retry', 'cancel'] as const) {

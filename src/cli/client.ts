@@ -51,7 +51,11 @@ export async function call(connection: Connection, method: 'GET' | 'POST', path:
     ? json
     : { error: { code: `http_${response.status}`, message: json?.error?.message ?? `${response.status} ${response.statusText}` } };
   const { code, message } = answered.error;
-  if (response.status === 401 || response.status === 403) throw new CliError(`${message} (the token was refused)`, EXIT.usage, code, answered);
+  if (response.status === 401 || response.status === 403) {
+    // oncehook's token_refused says so itself; any other refusal (a proxy's, say) is told what it means here.
+    const words = code === 'token_refused' ? message : `${message} (the token was refused)`;
+    throw new CliError(words, EXIT.usage, code, answered);
+  }
   if ([400, 404, 409].includes(response.status) && code !== 'admin_api_off') throw new CliError(message, EXIT.refused, code, answered);
   throw new CliError(`${response.status}: ${message}`, EXIT.usage, code, answered);
 }

@@ -10,7 +10,11 @@ export function deliveriesView(page: any): string {
 
 /** Said of a task whose stored body retention purged: it can no longer be sent. */
 const PURGED = 'body purged by retention';
-const BY_REPLAY = 'a replay made the effect or is on its way to; retry one by one to make it again';
+/** Why a bulk decision passed a task over because of a replay, in the terms of that decision. */
+const BY_REPLAY: Record<string, string> = {
+  retry: 'a replay made the effect or is on its way to; retry one by one to make it again',
+  replay: 'a replay of it, or of one of its replays, has not finished; another now would be one more effect',
+};
 
 export function tasksView(page: any): string {
   const reason = (t: any) =>
@@ -31,7 +35,7 @@ const taskCount = (n: number) => `${n} task${n === 1 ? '' : 's'}`;
 export function bulkView(answer: any): string {
   const reasons = [
     answer.skippedBodyPurged > 0 ? `${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED}` : null,
-    answer.skippedByReplay > 0 ? `${taskCount(answer.skippedByReplay)} skipped: ${BY_REPLAY}` : null,
+    answer.skippedByReplay > 0 ? `${taskCount(answer.skippedByReplay)} skipped: ${BY_REPLAY[answer.kind]}` : null,
   ].filter((reason) => reason !== null);
   const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
   return answer.dryRun

@@ -603,11 +603,13 @@ const LATEST_REPLAY_FIRST = sql`order by created_at desc, id desc`;
  */
 const unsettledReplayOf = (original: SQL) => sql`oncehook_unsettled_replay(${original})`;
 /**
- * No replay of the task, at any depth, is on its way. The chain is walked only from the replays there are, which
+ * A replay of the task, at any depth, is on its way. The chain is walked only from the replays there are, which
  * are few: without the `is not null` the planner hashed every task of the table and walked a chain from each
- * (3.9 s against 0.5 s for 200,000 failed tasks, on PostgreSQL).
+ * (3.9 s against 0.5 s for 200,000 failed tasks, on PostgreSQL). Stated as `exists`, so the tasks without one
+ * are a single `not`: PostgreSQL joins on `exists` and `not exists`, but filters every task by a `not not exists`
+ * (0.9 s against 0.13 s for the same 200,000).
  */
-const withoutUnsettledReplay = sql`not exists (select 1 from tasks r where r.replay_of is not null and r.replay_of = tasks.id
+const hasUnsettledReplay = sql`exists (select 1 from tasks r where r.replay_of is not null and r.replay_of = tasks.id
   and (r.state not in ${inList(FINISHED_STATES)} or ${unsettledReplayOf(sql`r.id`)} is not null))`;
 
 /**
@@ -655,18 +657,22 @@ const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
   sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
 
 /**
- * A task whose effect a replay of it (or of one of its replays) made, or is on its way to make: a retry would
- * make it again, under the original's key, which the downstream never saw with the replay's.
+ * The tasks a bulk decision passes over because of a replay. A replay, those whose earlier replay is on its way:
+ * another would be one more effect. A retry, those whose effect a replay of it (or of one of its replays) made, or
+ * is on its way to make: a retry would make it again, under the original's key, which the downstream never saw
+ * with the replay's. One by one, a person is warned of the latter and may still decide it; in bulk nobody would
+ * see it.
  */
-const byReplay = sql`(tasks.effect_replay is not null or not ${withoutUnsettledReplay})`;
+const byReplay: Record<BulkDecision, SQL> = {
+  replay: hasUnsettledReplay,
+  retry: sql`(tasks.effect_replay is not null or ${hasUnsettledReplay})`,
+};
 
-/**
- * The tasks a bulk decision would change: those allowed, narrowed to stored bodies; a replay passes over tasks
- * whose earlier replay is on its way, a retry over tasks a replay did or is doing. One by one, a person is warned
- * of the latter and may still decide it; in bulk nobody would see it.
- */
-const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
-  sql`${bulkAllowed(kind, filter)} and tasks.body is not null and ${kind === 'replay' ? withoutUnsettledReplay : sql`not ${byReplay}`}`;
+/** The tasks the filter selects in a state the decision is allowed from, with a body to send. */
+const sendable = (kind: BulkDecision, filter: TaskFilter) => sql`${bulkAllowed(kind, filter)} and tasks.body is not null`;
+
+/** The tasks a bulk decision would change. */
+const bulkTargets = (kind: BulkDecision, filter: TaskFilter) => sql`${sendable(kind, filter)} and not (${byReplay[kind]})`;
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
@@ -683,12 +689,9 @@ export async function countBodyPurged(db: Db, kind: BulkDecision, filter: TaskFi
   return row?.n ?? 0;
 }
 
-/** The tasks a bulk retry passes over because a replay made their effect or is on its way to (see `byReplay`). */
-export async function countSkippedByReplay(db: Db, filter: TaskFilter): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>(
-    db,
-    sql`select count(*)::int as n from ${bulkAllowed('retry', filter)} and tasks.body is not null and ${byReplay}`,
-  );
+/** The tasks a bulk decision passes over because of a replay (see `byReplay`), though their state allows it. */
+export async function countSkippedByReplay(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${sendable(kind, filter)} and ${byReplay[kind]}`);
   return row?.n ?? 0;
 }
 
@@ -730,7 +733,7 @@ function bulkReplay(db: Db, filter: TaskFilter, who: Decider): Promise<{ id: str
       sql`with targets as (
         select tasks.* from tasks
         where tasks.id in (select value from jsonb_array_elements_text(${JSON.stringify(locked.map((row) => row.id))}::jsonb))
-          and ${withoutUnsettledReplay}
+          and not ${hasUnsettledReplay}
       ), ${replayInto(sql`targets`, who, { bulk: true })}
       select id from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
     );

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { heldBy, pausedRoutes } from '../api/destinations.ts';
 import { strandedWords } from '../api/explain.ts';
-import { pageOf, pageQuery, readQuery } from '../api/input.ts';
+import { pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
 import { attentionSql } from '../store/queries/task-filter.ts';
@@ -13,7 +13,7 @@ import { Badge, duration, Id, Time } from './format.tsx';
 import { page } from './layout.tsx';
 
 const paging = pageQuery('text');
-const query = z.strictObject({ state: z.enum(ATTENTION_STATES as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
+const query = pageParams({ state: z.enum(ATTENTION_STATES as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
 
 /** A tab's name: the queue holds a pending task only while a paused destination does. */
 const tabName = (state: string) => (state === 'pending' ? 'pending (held)' : state.replaceAll('_', ' '));

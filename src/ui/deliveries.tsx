@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { explainDelivery } from '../api/explain.ts';
-import { pageOf, pageQuery, readQuery } from '../api/input.ts';
+import { pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
 import { HttpError } from '../errors.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
@@ -11,7 +11,7 @@ import { page } from './layout.tsx';
 
 // An empty filter field arrives as "": it means "any".
 const blank = (schema: z.ZodType<string>) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
-const listQuery = z.strictObject({
+const listQuery = pageParams({
   source: blank(z.string().max(200)),
   decision: blank(z.enum(Object.values(DECISIONS) as [string, ...string[]])),
   eventId: blank(z.string().max(500)),

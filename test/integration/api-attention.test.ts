@@ -34,6 +34,18 @@ afterAll(async () => {
 
 const ids = (answer: { json: { items: { id: string }[] } }) => answer.json.items.map((t) => t.id).sort();
 
+describe('a dashboard page opened from a link', () => {
+  it('ignores parameters it does not know, and says what a wrong limit must be', async () => {
+    const tab = await dashboard('/ui/attention?state=failed&tab=held&utm_source=newsletter');
+    expect(tab).toContain(`id="${task.failed}"`);
+    expect(tab).not.toContain(`id="${task.open}"`);
+    expect(await dashboard('/ui/deliveries?source=shop&utm_campaign=x')).toContain('<h1>Deliveries</h1>');
+    for (const limit of ['abc', '0', '2.5', '501']) {
+      expect(await dashboard(`/ui/deliveries?limit=${limit}`, 400)).toContain('limit: must be a whole number of rows from 1 to 500');
+    }
+  });
+});
+
 describe('the attention queue and a paused destination', () => {
   it('lists a pending task only while its destination is paused, saying which holds it', async () => {
     expect(ids(await api('/api/tasks?attention=true'))).toEqual([task.failed]);

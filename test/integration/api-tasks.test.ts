@@ -32,9 +32,16 @@ async function newTasks(): Promise<{ crm: string; mail: string }> {
 const decide = (id: string, kind: string, body: object, token?: string) => api(`/api/tasks/${id}/${kind}`, { body, token });
 
 describe('GET /api/tasks', () => {
-  it('answers 401 without a token and with a wrong one', async () => {
-    expect((await api('/api/tasks', { token: null })).status).toBe(401);
-    expect((await api('/api/tasks', { token: 'nope' })).status).toBe(401);
+  it('answers 401 without a token and with a wrong one, saying which', async () => {
+    const none = await api('/api/tasks', { token: null });
+    expect(none.status).toBe(401);
+    expect(none.json.error).toEqual({ code: 'unauthorized', message: 'the admin API needs "Authorization: Bearer $ONCEHOOK_ADMIN_TOKEN"' });
+    const wrong = await api('/api/tasks', { token: 'nope' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.json.error).toEqual({ code: 'token_refused', message: "the bearer token was refused: it matches none of this gateway's admin tokens" });
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer realm="oncehook", error="invalid_token"');
+    // Nothing of the right tokens shows: one a character off is answered in the same words.
+    expect((await api('/api/tasks', { token: `${PEOPLE.alice}x` })).json).toEqual(wrong.json);
   });
 
   it('filters by state, source and action, with a cursor', async () => {
@@ -90,8 +97,10 @@ describe('GET /api/tasks', () => {
     const noState = await api('/api/tasks?state=,');
     expect(noState.status).toBe(400);
     expect(noState.json.error.message).toBe('state: names no state: give one or several, comma-separated');
-    expect((await api('/api/tasks?limit=0')).json.error.message).toMatch(/^limit/);
-    expect((await api('/api/tasks?stat=failed')).json.error.message).toMatch(/stat/);
+    expect((await api('/api/tasks?limit=0')).json.error.message).toBe('limit: must be a whole number of rows from 1 to 500');
+    expect((await api('/api/tasks?limit=abc')).json.error.message).toBe('limit: must be a whole number of rows from 1 to 500');
+    // The API stays strict, unlike the dashboard: a misspelt filter would widen what a script lists or decides.
+    expect((await api('/api/tasks?stat=failed')).json.error.message).toBe('(query): Unrecognized key: "stat"');
     const cursor = await api('/api/tasks?cursor=garbage');
     expect(cursor.status).toBe(400);
     expect(cursor.json.error.message).toMatch(/cursor/);
@@ -337,8 +346,26 @@ describe('bulk retry and replay', () => {
     const view = await api(`/api/tasks/${replayed.json.tasks[0]}`);
     expect(view.json).toMatchObject({ state: 'pending', replayOf: expect.stringMatching(/^t_/), operatorActions: [{ detail: { bulk: true } }] });
     // Their replays are still pending: replaying them again would make a third effect each.
-    expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again', dryRun: true } })).json.count).toBe(0);
-    expect((await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'again' } })).json.count).toBe(0);
+    const again = { source, state: 'succeeded', note: 'again' };
+    expect((await api('/api/tasks/bulk/replay', { body: { ...again, dryRun: true } })).json).toMatchObject({ count: 0, skippedByReplay: 3 });
+    expect((await api('/api/tasks/bulk/replay', { body: again })).json).toMatchObject({ count: 0, skippedByReplay: 3 });
+  });
+
+  it('a bulk replay passes over tasks with a replay still on its way, and says how many, not the ones it replays', async () => {
+    const made = await Promise.all([newTasks(), newTasks(), newTasks(), newTasks()]);
+    const source = `bulk-unsettled-${Math.random()}`;
+    for (const { crm } of made) {
+      await setState(gateway.store.db, crm, 'failed');
+      await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${crm}`);
+    }
+    const unsettled = (await decide(made[0]!.crm, 'replay', { note: 'resend' })).json.id as string;
+    await setState(gateway.store.db, unsettled, 'outcome_unknown');
+    const filter = { source, state: 'failed', note: 'the CRM is back' };
+    const dry = await api('/api/tasks/bulk/replay', { body: { ...filter, dryRun: true } });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 });
+    // The three replays it makes are on their way too once it answers: the count is of the task it passed over.
+    const replayed = await api('/api/tasks/bulk/replay', { body: filter });
+    expect(replayed.json).toMatchObject({ dryRun: false, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 });
   });
 
   it('says how many tasks it skipped because retention purged their body', async () => {
@@ -404,7 +431,7 @@ describe('bulk retry and replay', () => {
     const retried = await api('/api/tasks/bulk/retry', { body: filter });
     expect(retried.json).toMatchObject({ count: 0, tasks: [], skippedByReplay: 2 });
     const replayed = await api('/api/tasks/bulk/replay', { body: { ...filter, note: 'once more' } });
-    expect(replayed.json).toMatchObject({ count: 0, tasks: [] });
+    expect(replayed.json).toMatchObject({ count: 0, tasks: [], skippedByReplay: 2 });
     const refused = await decide(crm, 'replay', { note: 'once more' });
     expect(refused.status).toBe(409);
     expect(refused.json.error).toMatchObject({ code: 'replay_unsettled', message: expect.stringContaining(running) });
@@ -422,5 +449,26 @@ describe('bulk retry and replay', () => {
     expect(none.json.error.message).toMatch(/at least one of state, source or action/);
     expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed' } })).json.error.message).toMatch(/^note/);
     expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed', note: 'x' }, token: null })).status).toBe(401);
+  });
+
+  it('names a wrong state with the states there are, as the list does, and says which decisions there are in bulk', async () => {
+    const listed = await api('/api/tasks?state=bogus');
+    const bulk = await api('/api/tasks/bulk/retry', { body: { state: 'bogus', note: 'x', dryRun: true } });
+    expect(bulk.status).toBe(400);
+    expect(bulk.json.error.message).toBe(listed.json.error.message);
+    expect(bulk.json.error.message).toMatch(/^state\.0: .*"needs_review"/);
+    const several = await api('/api/tasks/bulk/replay', { body: { state: ['failed', 'bogus'], note: 'x', dryRun: true } });
+    expect(several.json.error.message).toMatch(/^state\.1: .*"succeeded"/);
+    // Several comma-separated, as the list's query takes them.
+    expect((await api('/api/tasks/bulk/retry', { body: { state: 'failed,needs_review', note: 'x', dryRun: true } })).status).toBe(200);
+
+    const cancel = await api('/api/tasks/bulk/cancel', { body: { state: 'failed', note: 'x' } });
+    expect(cancel.status).toBe(404);
+    expect(cancel.json.error).toEqual({
+      code: 'unknown_bulk_decision',
+      message: 'no bulk cancel: the bulk decisions are retry and replay; cancel is decided one task at a time (POST /api/tasks/{id}/cancel)',
+    });
+    const other = await api('/api/tasks/bulk/undo', { body: { state: 'failed', note: 'x' } });
+    expect(other.json.error.message).toBe('no bulk undo: the bulk decisions are retry and replay');
   });
 });

@@ -31,12 +31,15 @@ export function adminApi(baseUrl: string, defaultToken: string = ADMIN_TOKEN) {
   };
 }
 
-/** Reads dashboard pages of the gateway at `baseUrl` as the admin, signed in: the page's HTML, or a failure. */
+/**
+ * Reads dashboard pages of the gateway at `baseUrl` as the admin, signed in: the page's HTML, or a failure when it
+ * is answered with another status than `status`.
+ */
 export function signedInDashboard(baseUrl: string) {
   const cookie = `${SESSION_COOKIE}=${signSession(new AdminTokens(ADMIN_TOKEN), 'admin')}`;
-  return async (path: string): Promise<string> => {
+  return async (path: string, status = 200): Promise<string> => {
     const response = await fetch(`${baseUrl}${path}`, { headers: { cookie } });
-    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+    if (response.status !== status) throw new Error(`${path} answered ${response.status}`);
     return response.text();
   };
 }

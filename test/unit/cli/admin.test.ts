@@ -56,6 +56,17 @@ describe('oncehook admin commands, when the API refuses', () => {
     expect(result.stderr).toBe('oncehook: an earlier replay of t_1 has not finished\n');
   });
 
+  it("says a refused token once in the API's words, and what a 401 from anything else means", async () => {
+    const refusal = { error: { code: 'token_refused', message: "the bearer token was refused: it matches none of this gateway's admin tokens" } };
+    answers.set('/api/stats', { status: 401, body: refusal });
+    answers.set('/api/destinations', { status: 401, body: {} });
+    const [ours, other] = await Promise.all([oncehook('stats'), oncehook('destinations')]);
+    answers.delete('/api/stats');
+    answers.delete('/api/destinations');
+    expect(ours).toMatchObject({ code: 2, stderr: `oncehook: ${refusal.error.message}\n` });
+    expect(other).toMatchObject({ code: 2, stderr: 'oncehook: 401 Unauthorized (the token was refused)\n' });
+  });
+
   it('names a failure before any answer with a code of its own, in the same shape', async () => {
     const result = await runCli(['stats', '--url', 'http://127.0.0.1:9', '--token', 'token', '--json']);
     expect(result.code).toBe(2);
@@ -213,6 +224,19 @@ describe('a task whose body retention purged', () => {
     expect(bulk.stdout).toBe(
       'retry: 0 tasks changed (2 tasks skipped: body purged by retention; 1 task skipped: a replay made the effect or is on its way to; retry one by one to make it again)\n',
     );
+  });
+});
+
+describe('a bulk replay that passed tasks over', () => {
+  it('says how many had a replay still on its way, in the dry run and the real one', async () => {
+    answers.set('/api/tasks/bulk/replay', { status: 200, body: { dryRun: true, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 } });
+    const dry = await oncehook('replay', '--state', 'failed', '--note', 'x', '--dry-run');
+    answers.set('/api/tasks/bulk/replay', { status: 200, body: { dryRun: false, kind: 'replay', count: 1, tasks: ['t_r1'], skippedBodyPurged: 0, skippedByReplay: 2 } });
+    const done = await oncehook('replay', '--state', 'failed', '--note', 'x');
+    answers.delete('/api/tasks/bulk/replay');
+    const why = 'a replay of it, or of one of its replays, has not finished; another now would be one more effect';
+    expect(dry.stdout).toBe(`replay would change 3 tasks (1 task skipped: ${why}); run again without --dry-run to do it\n`);
+    expect(done.stdout).toBe(`replay: 1 task changed (2 tasks skipped: ${why})\nt_r1\n`);
   });
 });
 
