@@ -96,7 +96,7 @@ export function refused(taskId: string, kind: OperatorKind, outcome: Extract<Ope
     return new HttpError(
       409,
       'replay_unsettled',
-      `task ${taskId} has a replay that has not finished (${outcome.unsettledReplay}, a replay of it or of one of its replays); another now would make one more effect`,
+      `task ${taskId} has a replay in its replay tree that has not finished (${outcome.unsettledReplay}); another now would make one more effect of the same original`,
     );
   }
   // approve shipped with a code of its own before the other decisions; it keeps it.

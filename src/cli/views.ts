@@ -13,7 +13,7 @@ const PURGED = 'body purged by retention';
 /** Why a bulk decision passed a task over because of a replay, in the terms of that decision. */
 const BY_REPLAY: Record<string, string> = {
   retry: 'a replay made the effect or is on its way to; retry one by one to make it again',
-  replay: 'a replay of it, or of one of its replays, has not finished; another now would be one more effect',
+  replay: 'a replay in its replay tree has not finished; another now would be one more effect',
 };
 
 export function tasksView(page: any): string {

@@ -598,34 +598,54 @@ const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail: Recor
 const LATEST_REPLAY_FIRST = sql`order by created_at desc, id desc`;
 
 /**
- * The oldest replay down `original`'s chain (of it, or of a replay of it) still on its way, or null: a replay is a
- * second effect, and two at once make a third (migration 0012).
+ * Each task of a replay tree — an original, its replays, theirs — beside a replay of that tree still on its way
+ * (`running`). Every replay in a tree is one more of its original's effect, so while one is on its way, another
+ * replay or a retry anywhere in the tree could make a further one. Found from the running replays
+ * (tasks_running_replays_idx, migration 0012: a few rows) up to their originals by key, then down each tree
+ * through tasks_replay_idx, once per statement: the cost is that of the trees involved. Walked from every task
+ * selected instead, a bulk decision over 200,000 failed tasks each with a failed replay took 2.5–3.7 s.
  */
-const unsettledReplayOf = (original: SQL) => sql`oncehook_unsettled_replay(${original})`;
-/**
- * A replay of the task, at any depth, is on its way. The chain is walked only from the replays there are, which
- * are few: without the `is not null` the planner hashed every task of the table and walked a chain from each
- * (3.9 s against 0.5 s for 200,000 failed tasks, on PostgreSQL). Stated as `exists`, so the tasks without one
- * are a single `not`: PostgreSQL joins on `exists` and `not exists`, but filters every task by a `not not exists`
- * (0.9 s against 0.13 s for the same 200,000).
- */
-const hasUnsettledReplay = sql`exists (select 1 from tasks r where r.replay_of is not null and r.replay_of = tasks.id
-  and (r.state not in ${inList(FINISHED_STATES)} or ${unsettledReplayOf(sql`r.id`)} is not null))`;
+const RUNNING_REPLAY_TREES = sql`with recursive
+    up (id, replay_of, running) as (
+      select id, replay_of, id from tasks where replay_of is not null and state not in ${inList(FINISHED_STATES)}
+      union
+      select t.id, t.replay_of, up.running from tasks t join up on t.id = up.replay_of
+    ),
+    down (id, root) as (
+      select distinct id, id from up where replay_of is null
+      union
+      select t.id, down.root from tasks t join down on t.replay_of = down.id
+    )
+  select down.id, up.running from down join up on up.id = down.root and up.replay_of is null`;
+
+/** The task shares its replay tree with a replay on its way other than itself (see RUNNING_REPLAY_TREES). */
+const heldByRunningReplay = sql`tasks.id in (select trees.id from (${RUNNING_REPLAY_TREES}) trees where trees.running <> trees.id)`;
 
 /**
  * A deliberate second effect: a new task with a new ID, linked to this one, sending the same stored bytes.
- * Refused while an earlier replay of the task, or of one of its replays, has not finished, so two people replaying
- * at once make one.
+ * Refused while a replay anywhere in the task's replay tree (of the task, of its original, of any replay of
+ * either) has not finished, so two people replaying at once make one.
  * With `after` — the latest replay the person saw (TaskView's replays, last), or null for none — it is also
  * refused when that is no longer the latest: a second click after the first replay finished, or someone else's
- * replay since, is not what the person decided on. The statements run in a transaction whose first locks the
- * task, so the later ones, each with a snapshot of its own, see any replay committed by whoever held the lock.
+ * replay since, is not what the person decided on. The transaction first locks the tree's original, then the
+ * task: every replay in one tree waits for the one before it, and the later statements, each with a snapshot of
+ * its own, see any replay committed by whoever held the lock.
  */
 export async function replayTask(
   db: Db,
   input: { taskId: string; after?: string | null | undefined } & Decider,
 ): Promise<OperatorOutcome<{ replay: string }>> {
   return db.transaction(async (tx) => {
+    // The original, by key up the links: replay_of never changes, so the original found is the one to lock.
+    await rowsOf(
+      tx,
+      sql`with recursive up (id, replay_of) as (
+            select id, replay_of from tasks where id = ${input.taskId}
+            union
+            select t.id, t.replay_of from tasks t join up on t.id = up.replay_of
+          )
+          select id from tasks where id = (select id from up where replay_of is null) for update`,
+    );
     const [current] = await rowsOf<{ state: string; purged: boolean }>(
       tx,
       sql`select state, body is null as purged from tasks where id = ${input.taskId} for update`,
@@ -638,8 +658,11 @@ export async function replayTask(
       const seen = { after: input.after, latest: latest?.id ?? null };
       if (seen.latest !== seen.after) return { ...refusal, unseenReplay: seen };
     }
-    const [unsettled] = await rowsOf<{ id: string | null }>(tx, sql`select ${unsettledReplayOf(sql`${input.taskId}`)} as id`);
-    if (unsettled?.id) return { ...refusal, unsettledReplay: unsettled.id };
+    const [unsettled] = await rowsOf<{ running: string }>(
+      tx,
+      sql`select trees.running from (${RUNNING_REPLAY_TREES}) trees where trees.id = ${input.taskId} order by trees.running limit 1`,
+    );
+    if (unsettled) return { ...refusal, unsettledReplay: unsettled.running };
     const [row] = await rowsOf<{ replay: string }>(
       tx,
       sql`with eligible as (select * from tasks where id = ${input.taskId}), ${replayInto(sql`eligible`, input, {})}
@@ -657,15 +680,14 @@ const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
   sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
 
 /**
- * The tasks a bulk decision passes over because of a replay. A replay, those whose earlier replay is on its way:
- * another would be one more effect. A retry, those whose effect a replay of it (or of one of its replays) made, or
- * is on its way to make: a retry would make it again, under the original's key, which the downstream never saw
- * with the replay's. One by one, a person is warned of the latter and may still decide it; in bulk nobody would
- * see it.
+ * The tasks a bulk decision passes over because of a replay. A replay, those whose replay tree holds a replay on
+ * its way: another would be one more effect. A retry, those too, and those whose effect a replay of it (or of one
+ * of its replays) made: a retry would make it again, under a key the downstream never saw with the replay's. One
+ * by one, a person is warned of the latter and may still decide it; in bulk nobody would see it.
  */
 const byReplay: Record<BulkDecision, SQL> = {
-  replay: hasUnsettledReplay,
-  retry: sql`(tasks.effect_replay is not null or ${hasUnsettledReplay})`,
+  replay: heldByRunningReplay,
+  retry: sql`(tasks.effect_replay is not null or ${heldByRunningReplay})`,
 };
 
 /** The tasks the filter selects in a state the decision is allowed from, with a body to send. */
@@ -733,7 +755,7 @@ function bulkReplay(db: Db, filter: TaskFilter, who: Decider): Promise<{ id: str
       sql`with targets as (
         select tasks.* from tasks
         where tasks.id in (select value from jsonb_array_elements_text(${JSON.stringify(locked.map((row) => row.id))}::jsonb))
-          and not ${hasUnsettledReplay}
+          and not ${heldByRunningReplay}
       ), ${replayInto(sql`targets`, who, { bulk: true })}
       select id from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
     );

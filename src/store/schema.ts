@@ -130,6 +130,9 @@ export const tasks = pgTable(
   (t) => [
     // Partial: almost no task is a replay, and every update of a task would otherwise write a null entry here.
     index('tasks_replay_idx').on(t.replayOf).where(sql`replay_of is not null`),
+    // The replays still on their way, from which a bulk decision or a replay finds the replay trees it must leave
+    // alone: a few rows, where the replays ever made grow with the history.
+    index('tasks_running_replays_idx').on(t.replayOf).where(sql`replay_of is not null and state not in ('succeeded', 'failed', 'cancelled')`),
     index('tasks_due_idx').on(t.nextAttemptAt).where(sql`state in ('pending', 'outcome_unknown')`),
     // The steps still waiting for the one before them, which the attention queue looks through for those whose
     // predecessor will never succeed on its own: a few rows, where the pending tasks may be a large backlog.

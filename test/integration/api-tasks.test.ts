@@ -443,6 +443,42 @@ describe('bulk retry and replay', () => {
     expect(after.json).toMatchObject({ count: 3, skippedByReplay: 0 });
   });
 
+  it('a replay on its way holds back its whole replay tree, siblings too, and replays in one tree wait for each other', async () => {
+    const { crm } = await newTasks();
+    const source = `bulk-tree-${Math.random()}`;
+    await setState(gateway.store.db, crm, 'failed');
+    await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${crm}`);
+    const replayOf = async (id: string, state: string) => {
+      const replay = (await decide(id, 'replay', { note: 'resend' })).json.id as string;
+      await setState(gateway.store.db, replay, state);
+      return replay;
+    };
+    // Two replays of the original: the first failed, the second is still on its way.
+    const failed = await replayOf(crm, 'failed');
+    const running = await replayOf(crm, 'needs_review');
+    const filter = { source, state: 'failed', note: 'the CRM is fixed' };
+    expect((await api('/api/tasks/bulk/retry', { body: { ...filter, dryRun: true } })).json).toMatchObject({ count: 0, skippedByReplay: 2 });
+    expect((await api('/api/tasks/bulk/replay', { body: { ...filter, dryRun: true } })).json).toMatchObject({ count: 0, skippedByReplay: 2 });
+    const sibling = await decide(failed, 'replay', { note: 'once more' });
+    expect(sibling.status).toBe(409);
+    expect(sibling.json.error).toMatchObject({ code: 'replay_unsettled', message: expect.stringContaining(running) });
+    // The running one itself is only held back by others: a person may still retry it in bulk.
+    expect((await api('/api/tasks/bulk/retry', { body: { source, state: 'needs_review', note: 'x', dryRun: true } })).json).toMatchObject({ count: 1 });
+
+    // Once it has failed too, replays of the original and of its failed replay, asked at once, make one.
+    await setState(gateway.store.db, running, 'failed');
+    const db = gateway.store.db;
+    if (engine() === 'postgres') {
+      await db.execute(sql`create function slow_tree_replay() returns trigger language plpgsql as $$ begin perform pg_sleep(0.2); return new; end $$`);
+      await db.execute(sql`create trigger slow_tree_replay before insert on tasks for each row when (new.replay_of is not null) execute function slow_tree_replay()`);
+    }
+    const answers = await Promise.all([crm, failed, running, crm, failed].map((id) => decide(id, 'replay', { note: 'after the outage' }))).finally(async () => {
+      if (engine() === 'postgres') await db.execute(sql`drop function slow_tree_replay() cascade`);
+    });
+    expect(answers.map((a) => a.status).filter((status) => status === 201)).toHaveLength(1);
+    for (const refused of answers.filter((a) => a.status !== 201)) expect(refused.json.error.code).toBe('replay_unsettled');
+  });
+
   it('refuses a bulk decision with no filter, or without a note', async () => {
     const none = await api('/api/tasks/bulk/retry', { body: { note: 'everything', dryRun: true } });
     expect(none.status).toBe(400);

@@ -234,7 +234,7 @@ describe('a bulk replay that passed tasks over', () => {
     answers.set('/api/tasks/bulk/replay', { status: 200, body: { dryRun: false, kind: 'replay', count: 1, tasks: ['t_r1'], skippedBodyPurged: 0, skippedByReplay: 2 } });
     const done = await oncehook('replay', '--state', 'failed', '--note', 'x');
     answers.delete('/api/tasks/bulk/replay');
-    const why = 'a replay of it, or of one of its replays, has not finished; another now would be one more effect';
+    const why = 'a replay in its replay tree has not finished; another now would be one more effect';
     expect(dry.stdout).toBe(`replay would change 3 tasks (1 task skipped: ${why}); run again without --dry-run to do it\n`);
     expect(done.stdout).toBe(`replay: 1 task changed (2 tasks skipped: ${why})\nt_r1\n`);
   });
