@@ -7,7 +7,7 @@ import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 import { EXIT } from './client.ts';
-import { urlOption, wholeNumber } from './options.ts';
+import { LOG_LEVELS, logLevel, urlOption, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -16,8 +16,6 @@ import { StartFailure, starting } from './start-failure.ts';
 
 const DEFAULT_CONFIG = './oncehook.config.json';
 const DEFAULT_DATA_DIR = './.oncehook';
-// pino's levels, written out: importing pino to list them would load it for every admin command too.
-const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 const port = wholeNumber(0, 65535, 'a port number from 0 to 65535');
 const positive = wholeNumber(1, Infinity, 'a whole number of at least 1');
@@ -86,7 +84,7 @@ program
       .env('ONCEHOOK_ROLE')
       .default('all'),
   )
-  .addOption(new Option('--log-level <level>', 'log lines of this level and more severe').choices(LOG_LEVELS).env('LOG_LEVEL').default('info'))
+  .addOption(new Option('--log-level <level>', `log lines of this level and more severe: ${LOG_LEVELS.join(', ')}`).argParser(logLevel).env('LOG_LEVEL').default('info'))
   .addOption(
     new Option('--lease-grace-ms <ms>', "how long past an action's timeoutMs a silent worker's lease is kept")
       .env('ONCEHOOK_LEASE_GRACE_MS')

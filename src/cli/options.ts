@@ -22,3 +22,13 @@ function httpUrl(value: string): string {
 /** A running oncehook's address, for the admin commands and send-sample. */
 export const urlOption = (description: string) =>
   new Option('--url <url>', description).env('ONCEHOOK_URL').default('http://127.0.0.1:8080').argParser(httpUrl);
+
+/** pino's levels, written out: importing pino to list them would load it for every admin command too. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/** In any case, as pino takes it: LOG_LEVEL=INFO ran before the level was checked here, and must run still. */
+export function logLevel(value: string): string {
+  const level = value.toLowerCase();
+  if (!LOG_LEVELS.includes(level)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
