@@ -10,9 +10,10 @@ export interface CeilingSpec {
 }
 
 export interface CeilingFigures {
-  /** Answered inside the measured window. */
+  /** Answered 2xx inside the measured window. */
   completed: number;
   perSecond: number;
+  /** Failed or not 2xx, warm-up included. */
   errors: number;
   latencyMs: LatencySummary;
 }

@@ -110,7 +110,7 @@ export interface CeilingRun {
   cpu: CpuShares | null;
 }
 
-/** (e) At oncehook's worker concurrency and at pg-boss's pool size; the faster is the ceiling. */
+/** (e) At oncehook's worker concurrency and at pg-boss's pool size; the faster without a failed request is the ceiling. */
 export interface ForwardCeilingResult {
   runs: CeilingRun[];
   best: CeilingRun;

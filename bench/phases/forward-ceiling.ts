@@ -18,7 +18,10 @@ export async function runForwardCeiling(ctx: Context): Promise<ForwardCeilingRes
   try {
     const runs: CeilingRun[] = [];
     for (const inFlight of new Set([options.workerConcurrency, options.concurrency])) runs.push(await measure(ctx, downstream, inFlight));
-    return { runs, best: runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a)) };
+    // A run with failed requests measured the failures too: it bounds nothing.
+    const clean = runs.filter((run) => run.errors === 0);
+    if (clean.length === 0) throw new Error(`every setting had failed requests (${runs.map((run) => `${run.errors} at ${run.inFlight} in flight`).join(', ')})`);
+    return { runs, best: clean.reduce((a, b) => (b.perSecond > a.perSecond ? b : a)) };
   } finally {
     await downstream.stop();
   }
