@@ -680,21 +680,28 @@ const bulkAllowed = (kind: BulkDecision, filter: TaskFilter) =>
   sql`tasks where ${taskFilterSql(filter)} and tasks.state in ${inList(OPERATOR_RULES[kind].from)}`;
 
 /**
- * The tasks a bulk decision passes over because of a replay. A replay, those whose replay tree holds a replay on
- * its way: another would be one more effect. A retry, those too, and those whose effect a replay of it (or of one
- * of its replays) made: a retry would make it again, under a key the downstream never saw with the replay's. One
- * by one, a person is warned of the latter and may still decide it; in bulk nobody would see it.
+ * A later try at the task's effect stands for it in bulk: a replay of it, or a newer replay of the task it replays.
+ * An original and its failed replays are tries at one effect under different keys: retried or replayed together,
+ * each may make it, and the later one is the later decision a person took about that effect. Each a hash of the
+ * replays there are, once per statement.
  */
-const byReplay: Record<BulkDecision, SQL> = {
-  replay: heldByRunningReplay,
-  retry: sql`(tasks.effect_replay is not null or ${heldByRunningReplay})`,
-};
+const replayed = sql`(exists (select 1 from tasks r where r.replay_of is not null and r.replay_of = tasks.id)
+  or (tasks.replay_of is not null and exists (select 1 from tasks s where s.replay_of is not null and s.replay_of = tasks.replay_of
+    and (s.created_at, s.id) > (tasks.created_at, tasks.id))))`;
+
+/**
+ * The tasks a bulk decision passes over because of a replay: those replayed (a replay stands for them, and one
+ * that succeeded made the effect a retry would make again), and those whose replay tree holds a replay on its way
+ * (another now would be one more effect). One by one, a person is warned and may still decide either; in bulk
+ * nobody would see it.
+ */
+const byReplay = sql`(${replayed} or ${heldByRunningReplay})`;
 
 /** The tasks the filter selects in a state the decision is allowed from, with a body to send. */
 const sendable = (kind: BulkDecision, filter: TaskFilter) => sql`${bulkAllowed(kind, filter)} and tasks.body is not null`;
 
 /** The tasks a bulk decision would change. */
-const bulkTargets = (kind: BulkDecision, filter: TaskFilter) => sql`${sendable(kind, filter)} and not (${byReplay[kind]})`;
+const bulkTargets = (kind: BulkDecision, filter: TaskFilter) => sql`${sendable(kind, filter)} and not (${byReplay})`;
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
@@ -713,7 +720,7 @@ export async function countBodyPurged(db: Db, kind: BulkDecision, filter: TaskFi
 
 /** The tasks a bulk decision passes over because of a replay (see `byReplay`), though their state allows it. */
 export async function countSkippedByReplay(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${sendable(kind, filter)} and ${byReplay[kind]}`);
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${sendable(kind, filter)} and ${byReplay}`);
   return row?.n ?? 0;
 }
 

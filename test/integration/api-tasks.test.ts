@@ -405,13 +405,14 @@ describe('bulk retry and replay', () => {
     const undone = await replayOf(made[2]!.crm, 'failed');
     // The fourth's replay has not settled: it may still make the effect.
     await replayOf(made[3]!.crm, 'needs_review');
-    // The failed replay in the second chain was done by its own replay; the third chain's two are still to do.
+    // The failed replay in the second chain was done by its own replay. The third chain's two are two tries at one
+    // effect: only its newest, the replay, is retried.
     const filter = { source, state: 'failed', action: 'crm', note: 'the CRM is fixed' };
     const dry = await api('/api/tasks/bulk/retry', { body: { ...filter, dryRun: true } });
-    expect(dry.json).toMatchObject({ count: 2, skippedByReplay: 4 });
+    expect(dry.json).toMatchObject({ count: 1, skippedByReplay: 5 });
     const retried = await api('/api/tasks/bulk/retry', { body: filter });
-    expect(retried.json).toMatchObject({ count: 2, skippedByReplay: 4 });
-    expect(new Set(retried.json.tasks)).toEqual(new Set([made[2]!.crm, undone]));
+    expect(retried.json).toMatchObject({ count: 1, skippedByReplay: 5 });
+    expect(retried.json.tasks).toEqual([undone]);
   });
 
   it('a replay still on its way further down the chain holds the task back from a bulk retry, a bulk replay and a replay', async () => {
@@ -437,10 +438,10 @@ describe('bulk retry and replay', () => {
     expect(refused.json.error).toMatchObject({ code: 'replay_unsettled', message: expect.stringContaining(running) });
     expect((await api(`/api/tasks/${crm}`)).json.state).toBe('failed');
 
-    // Once the running one has failed too, nothing is on its way: the chain may be retried.
+    // Once the running one has failed too, nothing is on its way: the chain's newest, that one, may be retried.
     await setState(gateway.store.db, running, 'failed');
     const after = await api('/api/tasks/bulk/retry', { body: { ...filter, dryRun: true } });
-    expect(after.json).toMatchObject({ count: 3, skippedByReplay: 0 });
+    expect(after.json).toMatchObject({ count: 1, skippedByReplay: 2 });
   });
 
   it('a replay on its way holds back its whole replay tree, siblings too, and replays in one tree wait for each other', async () => {
@@ -477,6 +478,31 @@ describe('bulk retry and replay', () => {
     });
     expect(answers.map((a) => a.status).filter((status) => status === 201)).toHaveLength(1);
     for (const refused of answers.filter((a) => a.status !== 201)) expect(refused.json.error.code).toBe('replay_unsettled');
+  });
+
+  it('a bulk decision takes one task of each replay tree, its newest: the original and its failed replays are tries at one effect', async () => {
+    const trees = await Promise.all([newTasks(), newTasks()]);
+    const source = `bulk-newest-${Math.random()}`;
+    const fail = async (id: string) => {
+      await setState(gateway.store.db, id, 'failed');
+      await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${id}`);
+    };
+    const replayOf = async (id: string) => {
+      const replay = (await decide(id, 'replay', { note: 'resend' })).json.id as string;
+      await fail(replay);
+      return replay;
+    };
+    // One tree: the original, then two replays of it, each failed. The other: an original never replayed.
+    await fail(trees[0]!.crm);
+    await replayOf(trees[0]!.crm);
+    const newest = await replayOf(trees[0]!.crm);
+    await fail(trees[1]!.crm);
+    const filter = { source, state: 'failed', action: 'crm', note: 'the CRM is fixed' };
+    const replay = await api('/api/tasks/bulk/replay', { body: { ...filter, dryRun: true } });
+    expect(replay.json).toMatchObject({ count: 2, skippedByReplay: 2 });
+    const retried = await api('/api/tasks/bulk/retry', { body: filter });
+    expect(retried.json).toMatchObject({ count: 2, skippedByReplay: 2 });
+    expect(new Set(retried.json.tasks)).toEqual(new Set([newest, trees[1]!.crm]));
   });
 
   it('refuses a bulk decision with no filter, or without a note', async () => {
