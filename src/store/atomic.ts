@@ -612,7 +612,7 @@ const RUNNING_REPLAY_TREES = sql`with recursive
       select t.id, t.replay_of, up.running from tasks t join up on t.id = up.replay_of
     ),
     down (id, root) as (
-      select distinct id, id from up where replay_of is null
+      select id, id from up where replay_of is null
       union
       select t.id, down.root from tasks t join down on t.replay_of = down.id
     )
@@ -692,8 +692,8 @@ const replayed = sql`(exists (select 1 from tasks r where r.replay_of is not nul
 /**
  * The tasks a bulk decision passes over because of a replay: those replayed (a replay stands for them, and one
  * that succeeded made the effect a retry would make again), and those whose replay tree holds a replay on its way
- * (another now would be one more effect). One by one, a person is warned and may still decide either; in bulk
- * nobody would see it.
+ * (another now would be one more effect). One by one, a replay is refused while one of its tree is on its way, and
+ * a retry is allowed, warned of where a replay made the effect; in bulk nobody would see either.
  */
 const byReplay = sql`(${replayed} or ${heldByRunningReplay})`;
 
