@@ -31,6 +31,13 @@ async function newTasks(): Promise<{ crm: string; mail: string }> {
 
 const decide = (id: string, kind: string, body: object, token?: string) => api(`/api/tasks/${id}/${kind}`, { body, token });
 
+/** A replay of `id`, put in `state` as if forwarding had taken it that far; a replay keeps its original's source. */
+async function replayOf(id: string, state: string): Promise<string> {
+  const replay = (await decide(id, 'replay', { note: 'resend' })).json.id as string;
+  await setState(gateway.store.db, replay, state);
+  return replay;
+}
+
 describe('GET /api/tasks', () => {
   it('answers 401 without a token and with a wrong one, saying which', async () => {
     const none = await api('/api/tasks', { token: null });
@@ -395,11 +402,6 @@ describe('bulk retry and replay', () => {
     }
     // The first was replayed and its replay succeeded; the second's replay failed and a replay of that replay
     // succeeded; the third's replay failed.
-    const replayOf = async (id: string, state: string) => {
-      const replay = (await api(`/api/tasks/${id}/replay`, { body: { note: 'resend' } })).json.id as string;
-      await setState(gateway.store.db, replay, state);
-      return replay;
-    };
     await replayOf(made[0]!.crm, 'succeeded');
     await replayOf(await replayOf(made[1]!.crm, 'failed'), 'succeeded');
     const undone = await replayOf(made[2]!.crm, 'failed');
@@ -421,11 +423,6 @@ describe('bulk retry and replay', () => {
     await setState(gateway.store.db, crm, 'failed');
     await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${crm}`);
     // The task's replay failed, and a replay of that replay has not finished: it may still make the effect.
-    const replayOf = async (id: string, state: string) => {
-      const replay = (await api(`/api/tasks/${id}/replay`, { body: { note: 'resend' } })).json.id as string;
-      await setState(gateway.store.db, replay, state);
-      return replay;
-    };
     const failedReplay = await replayOf(crm, 'failed');
     const running = await replayOf(failedReplay, 'in_progress');
     const filter = { source, state: 'failed', note: 'the CRM is fixed' };
@@ -449,11 +446,6 @@ describe('bulk retry and replay', () => {
     const source = `bulk-tree-${Math.random()}`;
     await setState(gateway.store.db, crm, 'failed');
     await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${crm}`);
-    const replayOf = async (id: string, state: string) => {
-      const replay = (await decide(id, 'replay', { note: 'resend' })).json.id as string;
-      await setState(gateway.store.db, replay, state);
-      return replay;
-    };
     // Two replays of the original: the first failed, the second is still on its way.
     const failed = await replayOf(crm, 'failed');
     const running = await replayOf(crm, 'needs_review');
@@ -487,15 +479,10 @@ describe('bulk retry and replay', () => {
       await setState(gateway.store.db, id, 'failed');
       await gateway.store.db.execute(sql`update tasks set source = ${source} where id = ${id}`);
     };
-    const replayOf = async (id: string) => {
-      const replay = (await decide(id, 'replay', { note: 'resend' })).json.id as string;
-      await fail(replay);
-      return replay;
-    };
     // One tree: the original, then two replays of it, each failed. The other: an original never replayed.
     await fail(trees[0]!.crm);
-    await replayOf(trees[0]!.crm);
-    const newest = await replayOf(trees[0]!.crm);
+    await replayOf(trees[0]!.crm, 'failed');
+    const newest = await replayOf(trees[0]!.crm, 'failed');
     await fail(trees[1]!.crm);
     const filter = { source, state: 'failed', action: 'crm', note: 'the CRM is fixed' };
     const replay = await api('/api/tasks/bulk/replay', { body: { ...filter, dryRun: true } });
