@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { LOG_LEVELS } from '../src/cli/options.ts';
 
 /** Every phase, in the order a full run takes them. */
 export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'embedded', 'soak', 'embedded-soak'] as const;
@@ -104,7 +105,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     .addOption(
       new Option('--gateway-log-level <level>', "the gateway's LOG_LEVEL (info logs a line per delivery, as deployed)")
         .default('info')
-        .choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+        .choices(LOG_LEVELS),
     )
     .addOption(
       new Option('--sources', 'run the gateway from the TypeScript sources through tsx, as `npm start` does, instead of the production build'),
