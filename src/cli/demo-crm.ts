@@ -49,7 +49,9 @@ type Contact = ContactFields & { id: string; created_at: string; updated_at: str
 const FIELD_NAMES = Object.keys(ContactFields.shape).join(', ');
 
 export function demoCrm(options: CrmOptions): (request: CrmRequest) => Reply {
-  // Keyed by external_id, unique as a CRM's external ID field is: a POST of a known one is a 409, a PUT updates it.
+  // Keyed by external_id, unique as a CRM's external ID field is: a POST of a known one is refused, a PUT updates
+  // it. Refused with 400, as Stripe (resource_already_exists) and Salesforce (DUPLICATE_VALUE) do, not HubSpot's
+  // 409: oncehook reads a 409 as "the same key is in progress, try again", and trying again would not help.
   const contacts = new Map<string, Contact>();
   // Only a success is kept under its key, with the request's bytes (Stripe keeps nothing for a request refused
   // before it ran: a 401, 429, 422). A repeat answers the first result; the same key on other bytes is a 422, as
@@ -83,7 +85,7 @@ export function demoCrm(options: CrmOptions): (request: CrmRequest) => Reply {
     const existing = contacts.get(parsed.data.external_id);
     if (method === 'POST' && existing) {
       const message = `a contact with external_id ${existing.external_id} exists: ${existing.id}`;
-      return { status: 409, body: { error: 'contact_exists', message, id: existing.id }, note: `exists ${existing.id}` };
+      return { status: 400, body: { error: 'contact_exists', message, id: existing.id }, note: `exists ${existing.id}` };
     }
     const contact = save(parsed.data, existing);
     return existing ? { status: 200, body: contact, note: `updated ${contact.id}` } : { status: 201, body: contact, note: `created ${contact.id}` };
