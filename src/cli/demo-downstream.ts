@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { demoCrm, isCrmPath, type CrmOptions } from './demo-crm.ts';
 
 interface Effect {
   id: string;
@@ -11,10 +12,17 @@ interface Effect {
  * A downstream to forward to while trying oncehook (`npm start` with the example config). Every POST makes
  * an effect, except a repeated `Idempotency-Key`, which is answered from the first; `GET …?key=` answers
  * whether an effect with that key exists — the lookup the example's welcome-mail action uses. Each request
- * is printed, so a newcomer sees what oncehook sends.
+ * is printed, so a newcomer sees what oncehook sends. Beside them, under `/crm/contacts`, a small CRM API that
+ * wants a token, validates, and limits its rate (demo-crm.ts): one process serves every action a quick start
+ * configures, open ones and authenticated ones alike.
  */
-export async function startDemoDownstream(options: { port: number; host: string }): Promise<string> {
+export async function startDemoDownstream(options: {
+  port: number;
+  host: string;
+  crm: CrmOptions;
+}): Promise<{ url: string; close: () => Promise<void> }> {
   const effects = new Map<string, Effect>();
+  const crm = demoCrm(options.crm);
   let count = 0;
 
   const server = createServer((request, response) => {
@@ -22,6 +30,11 @@ export async function startDemoDownstream(options: { port: number; host: string 
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const url = new URL(request.url ?? '/', 'http://demo');
+      if (isCrmPath(url.pathname)) {
+        const reply = crm({ method: request.method ?? 'GET', url, headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+        console.log(`${request.method} ${url.pathname}${url.search} ${attempt(request)} → ${reply.status} ${reply.note}`);
+        return answer(response, reply.status, reply.body, reply.headers);
+      }
       if (request.method === 'GET' && url.searchParams.has('key')) return lookup(url.searchParams.get('key')!, response);
       if (request.method !== 'POST') return answer(response, 405, { error: 'POST to make an effect, GET ?key= to look one up' });
       const key = header(request, 'idempotency-key');
@@ -46,7 +59,12 @@ export async function startDemoDownstream(options: { port: number; host: string 
     server.listen(options.port, options.host, resolve);
   });
   const { port } = server.address() as AddressInfo;
-  return `http://${options.host}:${port}`;
+  const close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+      server.closeAllConnections();
+    });
+  return { url: `http://${options.host}:${port}`, close };
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {
@@ -54,11 +72,15 @@ function header(request: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+function attempt(request: IncomingMessage): string {
+  return `task=${header(request, 'oncehook-task-id') ?? '-'} attempt=${header(request, 'oncehook-attempt') ?? '-'}`;
+}
+
 function print(request: IncomingMessage, url: URL, chunks: Buffer[], note: string | undefined) {
   const body = Buffer.concat(chunks).toString('utf8');
   console.log(
-    `POST ${url.pathname} task=${header(request, 'oncehook-task-id') ?? '-'} attempt=${header(request, 'oncehook-attempt') ?? '-'}` +
-      ` topic=${header(request, 'oncehook-topic') ?? '-'}${note ? ` (${note})` : ''}\n  ${body.length > 200 ? `${body.slice(0, 200)}…` : body}`,
+    `POST ${url.pathname} ${attempt(request)} topic=${header(request, 'oncehook-topic') ?? '-'}${note ? ` (${note})` : ''}` +
+      `\n  ${body.length > 200 ? `${body.slice(0, 200)}…` : body}`,
   );
 }
 

@@ -287,15 +287,35 @@ program
     },
   );
 
+// The CRM's options say "crm" in their names: the rest of the demo downstream wants no token, and `--token`
+// elsewhere in this CLI is the admin API's.
 program
   .command('demo-downstream')
-  .description('a tiny downstream for trying oncehook: records effects, honours Idempotency-Key, serves lookups')
+  .description(
+    'a tiny downstream for trying oncehook: records effects, honours Idempotency-Key, serves lookups, ' +
+      'and serves a small CRM API under /crm/contacts (bearer token, validation, rate limit)',
+  )
   .addOption(new Option('-p, --port <n>', 'port to listen on').default(9090).argParser(port))
   .addOption(new Option('--host <address>', 'address to listen on').default('127.0.0.1'))
-  .action(async (options: { port: number; host: string }) => {
+  .addOption(new Option('--crm-token <token>', 'the bearer token /crm/contacts wants').env('CRM_TOKEN').default('demo-crm-token'))
+  .addOption(new Option('--crm-rate <n>', 'requests a second /crm/contacts admits; the next is answered 429').default(5).argParser(positive))
+  .action(async (options: { port: number; host: string; crmToken: string; crmRate: number }, command: Command) => {
+    // Refused here, not by an argParser, whose message would print the value. An empty CRM_TOKEN, or one with a
+    // space, could never be sent as `Bearer <token>`: every request would be a 401.
+    if (!/^\S+$/.test(options.crmToken)) {
+      command.error('error: --crm-token (or CRM_TOKEN) must be a token without spaces, such as demo-crm-token', { exitCode: EXIT.usage });
+    }
     const { startDemoDownstream } = await import('./demo-downstream.ts');
-    const url = await startDemoDownstream(options);
+    const crm = { token: options.crmToken, perSecond: options.crmRate };
+    const { url } = await startDemoDownstream({ port: options.port, host: options.host, crm });
+    // A token of one's own is named by where it came from, never printed; the default is no secret.
+    const source = command.getOptionValueSource('crmToken');
+    const token = source === 'default' ? `the default, ${crm.token}` : source === 'env' ? 'the one in CRM_TOKEN' : 'the one given by --crm-token';
     console.log(`demo downstream on ${url}: POST any path to make an effect; GET any path with ?key= to look one up`);
+    console.log(
+      `demo CRM on ${url}/crm/contacts: POST a contact, PUT /crm/contacts/{external_id}, GET ?external_id= to search;` +
+        ` Authorization: Bearer <${token}>; ${crm.perSecond} requests a second`,
+    );
   });
 
 addAdminCommands(program);

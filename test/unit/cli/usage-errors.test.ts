@@ -17,6 +17,10 @@ describe('a command line the parser refuses', () => {
       runCli(['check-config', 'a.json', 'b.json']),
       runCli(['send-sample']),
       runCli(['demo-downstream', '--port', '70000']),
+      runCli(['demo-downstream', '--crm-rate', '0']),
+      // Refused without being repeated: the value is a secret, and commander's own refusal would print it.
+      runCli(['demo-downstream', '--port', '0', '--crm-token', 'two words']),
+      runCli(['demo-downstream', '--port', '0'], { CRM_TOKEN: '' }),
       runCli(['tasks', '--order', 'sideways']),
       runCli(['send-sample', 'shop', '--url', 'not-a-url']),
       runCli(['stats', '--token', 'x'], { ONCEHOOK_URL: 'ftp://127.0.0.1' }),
@@ -28,6 +32,7 @@ describe('a command line the parser refuses', () => {
       expect(result.stderr).toMatch(/^error: [^\n]+\n/);
       expect(result.stderr.endsWith(HINT)).toBe(true);
     }
+    expect(refused.map((result) => result.stderr).join('')).not.toContain('two words');
     expect(refused.at(-1)!.stderr).toMatch(/'verbose' from env 'LOG_LEVEL' is invalid\. one of trace, debug, info, warn, error, fatal, silent\n/);
   });
 
