@@ -10,7 +10,7 @@ import { DECISIONS, FINISHED_STATES, TASK_STATES, TASKS_CHANNEL, type Decision, 
 import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from './operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from './queries/task-filter.ts';
 import { PREPARED } from './prepared.ts';
-import { rowsOf } from './rows.ts';
+import { batchJson, rowsOf } from './rows.ts';
 import { tasks } from './schema.ts';
 
 export interface NewTask {
@@ -63,15 +63,6 @@ export type Recorded =
       firstSeen: FirstSeen;
       existing: TaskSummary[];
     };
-
-/**
- * A batch travels as one JSON parameter unpacked by `json_to_recordset`, not as a multi-row VALUES list: one
- * parameter instead of one per value keeps the statement's build and encode cost flat as batches grow
- * (measured: the query builder's per-value work was the gateway's largest cost under load).
- */
-function batchJson(rows: readonly object[]): string {
-  return JSON.stringify(rows);
-}
 
 interface RecordedRow {
   decision: Decision;
