@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
-import { resumeDestination } from '../store/atomic.ts';
+import { resumeDestination } from '../store/atomic/resume.ts';
 import type { Store } from '../store/connect.ts';
 import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';

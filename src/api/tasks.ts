@@ -2,23 +2,18 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config/schema.ts';
 import { HttpError, InputError } from '../errors.ts';
+import { BULK_DECISIONS, bulkDecide, countBodyPurged, countBulk, countSkippedByReplay, type BulkDecision } from '../store/atomic/bulk.ts';
 import {
   approveTask,
   assignTask,
-  BULK_DECISIONS,
-  bulkDecide,
   cancelTask,
-  countBodyPurged,
-  countBulk,
-  countSkippedByReplay,
-  replayTask,
   resolveTask,
   retryTask,
-  type BulkDecision,
   type Decider,
   type OperatorOutcome,
   type ReplaySeen,
-} from '../store/atomic.ts';
+} from '../store/atomic/operator.ts';
+import { replayTask } from '../store/atomic/replay.ts';
 import type { Store } from '../store/connect.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES, OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';

@@ -1,7 +1,8 @@
 import { sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { releaseUnsent, renewLease, type AttemptFinish, type ClaimedTask } from '../store/atomic.ts';
+import { releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
+import type { AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db } from '../store/connect.ts';
 import { classifyLookup, classifySend } from './classify.ts';
 import { decide } from './decide.ts';

@@ -1,4 +1,5 @@
-import { CLAIM_MODES, type AttemptFinish, type ClaimedTask } from '../store/atomic.ts';
+import { CLAIM_MODES, type ClaimedTask } from '../store/atomic/claim.ts';
+import type { AttemptFinish } from '../store/atomic/finish.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { backoffMs } from './backoff.ts';
 import { OUTCOME_CLASSES, type Verdict } from './classify.ts';

@@ -1,4 +1,4 @@
-import type { ClaimedTask } from '../store/atomic.ts';
+import type { ClaimedTask } from '../store/atomic/claim.ts';
 import type { Outgoing } from './exchange.ts';
 import type { Route } from './routes.ts';
 

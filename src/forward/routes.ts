@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import type { ActionConfig, Config } from '../config/schema.ts';
-import type { ClaimRoute } from '../store/atomic.ts';
+import type { ClaimRoute } from '../store/atomic/claim.ts';
 
 /** One configured action as the forwarder uses it. */
 export interface Route {

@@ -4,7 +4,7 @@ import type { SourceConfig } from '../config/schema.ts';
 import { InputError } from '../errors.ts';
 import { taskId } from '../ids.ts';
 import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
-import type { NewTask } from '../store/atomic.ts';
+import type { NewTask } from '../store/atomic/record.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 
 const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;

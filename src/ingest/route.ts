@@ -7,7 +7,7 @@ import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { outageLog } from '../outage-log.ts';
-import { recordDeliveries, type Recorded } from '../store/atomic.ts';
+import { recordDeliveries, type Recorded } from '../store/atomic/record.ts';
 import type { Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';

@@ -4,8 +4,8 @@ const S = TASK_STATES;
 
 /**
  * From which states a person may take each decision. `in_progress` is never among them: an attempt holds a
- * lease, and its answer decides; a person acts once it has. The guarded statements in atomic.ts and the
- * 409 messages both read this table, so they cannot disagree.
+ * lease, and its answer decides; a person acts once it has. The guarded statements in atomic/ (operator.ts,
+ * replay.ts, bulk.ts) and the 409 messages both read this table, so they cannot disagree.
  */
 export const OPERATOR_RULES = {
   approve: { from: [S.awaitingApproval], does: 'lets the first send of the stored bytes go' },

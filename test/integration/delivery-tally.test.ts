@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { deliveryTally } from '../../src/store/queries/delivery-tally.ts';
 import { statsReader } from '../../src/store/queries/stats.ts';
 import { rowsOf } from '../../src/store/rows.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createMetrics, observeStore } from '../../src/metrics.ts';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { openStore } from '../../src/store/connect.ts';
 import { migrate } from '../../src/store/migrate.ts';
 import { rowsOf } from '../../src/store/rows.ts';

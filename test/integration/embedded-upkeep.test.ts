@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics, type Metrics } from '../../src/metrics.ts';
 import { startEmbeddedUpkeep } from '../../src/retention/embedded-upkeep.ts';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { engine, freshStore, type TestStore } from '../support/engine.ts';
 import { shopReceipt } from '../support/receipts.ts';

@@ -5,17 +5,9 @@ import { Forwarder } from '../../src/forward/forwarder.ts';
 import { Routes } from '../../src/forward/routes.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import {
-  claimTasks,
-  finishAttempts,
-  reclaimExpiredLeases,
-  releaseUnsent,
-  renewLease,
-  retryTask,
-  type AttemptFinish,
-  type ClaimedTask,
-  type OperatorOutcome,
-} from '../../src/store/atomic.ts';
+import { claimTasks, reclaimExpiredLeases, releaseUnsent, renewLease, type ClaimedTask } from '../../src/store/atomic/claim.ts';
+import { finishAttempts, type AttemptFinish } from '../../src/store/atomic/finish.ts';
+import { retryTask, type OperatorOutcome } from '../../src/store/atomic/operator.ts';
 import type { Db } from '../../src/store/connect.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { Routes } from '../../src/forward/routes.ts';
-import { claimTasks, releaseUnsent } from '../../src/store/atomic.ts';
+import { claimTasks, releaseUnsent } from '../../src/store/atomic/claim.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine } from '../support/engine.ts';
 import { ledger, task } from '../support/forwarding.ts';

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { listDeliveries } from '../../src/store/queries/deliveries.ts';
 import { listTasks } from '../../src/store/queries/tasks.ts';
 import { engine, freshPostgresDatabase, freshStore, type TestDatabase, type TestStore } from '../support/engine.ts';

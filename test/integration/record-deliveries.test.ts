@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiptId, taskId } from '../../src/ids.ts';
-import { bulkDecide, recordDeliveries, replayTask, type ReceiptInput, type Recorded } from '../../src/store/atomic.ts';
+import { bulkDecide } from '../../src/store/atomic/bulk.ts';
+import { recordDeliveries, type ReceiptInput, type Recorded } from '../../src/store/atomic/record.ts';
+import { replayTask } from '../../src/store/atomic/replay.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { setState } from '../support/admin.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';

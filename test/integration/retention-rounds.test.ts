@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startPurger } from '../../src/retention/purger.ts';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { shopConfig } from '../support/deliveries.ts';
 import { engine, freshStore, holdTransaction, type TestStore } from '../support/engine.ts';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { taskStates, type StateCount } from '../../src/store/queries/stats.ts';
 import { taskTally } from '../../src/store/queries/task-tally.ts';
 import { engine, freshStore, holdTransaction, type TestStore } from '../support/engine.ts';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { taskView } from '../../src/store/task-view.ts';
 import { freshStore, type TestStore } from '../support/engine.ts';
 import { shopReceipt } from '../support/receipts.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { recordDeliveries } from '../../src/store/atomic.ts';
+import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrate, MIGRATIONS_FOLDER } from '../../src/store/migrate.ts';
 import { deliveryView } from '../../src/store/queries/deliveries.ts';

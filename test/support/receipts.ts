@@ -1,5 +1,5 @@
 import { receiptId, sha256Hex, taskId } from '../../src/ids.ts';
-import type { ReceiptInput } from '../../src/store/atomic.ts';
+import type { ReceiptInput } from '../../src/store/atomic/record.ts';
 
 /** A verified Shopify receipt as ingest hands it to the store: one `crm` task named by `taskKey`. */
 export function shopReceipt(deliveryId: string, eventId: string, taskKey = eventId): ReceiptInput {

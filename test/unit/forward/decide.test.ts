@@ -4,7 +4,7 @@ import type { RetryAfter } from '../../../src/forward/backoff.ts';
 import type { Verdict } from '../../../src/forward/classify.ts';
 import { decide, LONGEST_RETRY_AFTER_MS } from '../../../src/forward/decide.ts';
 import { Routes } from '../../../src/forward/routes.ts';
-import type { ClaimedTask } from '../../../src/store/atomic.ts';
+import type { ClaimedTask } from '../../../src/store/atomic/claim.ts';
 import type { TaskState } from '../../../src/store/decisions.ts';
 
 const config = parseConfig(

@@ -1,0 +1,110 @@
+/**
+ * How an attempt ends: the ledger row it opened, the task's next state (only while the worker still holds the
+ * lease, as every statement of the forwarder is guarded: see claim.ts), and the destination an answer cooled down
+ * or paused. Many attempts in one statement.
+ */
+import { sql } from 'drizzle-orm';
+import type { Db } from '../connect.ts';
+import { TASK_STATES, type TaskState } from '../decisions.ts';
+import { PREPARED } from '../prepared.ts';
+import { batchJson, rowsOf } from '../rows.ts';
+
+/** A destination's standing changed by an answer: cooled down (429, 503) or paused (401, 403). */
+export type DestinationChange = { origin: string; pause: string | null };
+
+export interface AttemptFinish {
+  taskId: string;
+  attemptId: number;
+  owner: string;
+  /** What the ledger keeps about this attempt. */
+  status: number | null;
+  durationMs: number;
+  class: string;
+  error: string | null;
+  reference: string | null;
+  requestSha256: string | null;
+  decision: string;
+  /** Where the task goes next, and not before max(now() + delayMs, notBefore). */
+  state: TaskState;
+  delayMs: number;
+  notBefore: Date | null;
+  /** A cooldown lasts as long as the task's own wait; a pause until a person resumes. */
+  destination: DestinationChange | null;
+}
+
+/**
+ * Closes attempts, many in one statement: each ledger row, each task (only while its worker still holds the
+ * lease — a reclaimed task has moved on, and the ledger says this result was superseded) and the destinations
+ * they cooled down or paused. Returns, in order, whether each task took its decision. Finishing in batches
+ * shares one durable commit among many attempts, as ingest's group commit does for deliveries.
+ */
+export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[]): Promise<boolean[]> {
+  if (finishes.length === 0) return [];
+  const rows = finishes.map((f, i) => ({
+    i,
+    taskId: f.taskId,
+    attemptId: f.attemptId,
+    owner: f.owner,
+    status: f.status,
+    durationMs: Math.round(f.durationMs),
+    class: f.class,
+    error: f.error,
+    reference: f.reference,
+    requestSha256: f.requestSha256,
+    decision: f.decision,
+    state: f.state,
+    delayMs: f.delayMs,
+    notBefore: f.notBefore?.toISOString() ?? null,
+    origin: f.destination?.origin ?? null,
+    pause: f.destination?.pause ?? null,
+  }));
+  const kept = await rowsOf<{ kept: boolean }>(
+    db,
+    sql`${PREPARED}
+    with f as (
+      select f.*, greatest(now() + f."delayMs" * interval '1 millisecond', coalesce(f."notBefore", now())) as next
+      from json_to_recordset(${batchJson(rows)}::json) as f(i int, "taskId" text, "attemptId" bigint, owner text,
+        status int, "durationMs" int, class text, error text, reference text, "requestSha256" text, decision text,
+        state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text)
+    ),
+    task as (
+      update tasks t set state = f.state, next_attempt_at = f.next, lease_owner = null, lease_expires_at = null,
+        last_error = case when f.state = ${TASK_STATES.succeeded} then null else f.error end,
+        result_reference = coalesce(f.reference, t.result_reference), updated_at = now()
+      from f
+      where t.id = f."taskId" and t.lease_owner = f.owner and t.state = 'in_progress'
+        -- The owner names a process, not a claim: after a stall past its lease, the same process may have
+        -- reclaimed the task and claimed it again. Only the attempt still open (a reclaim closes it) decides.
+        and exists (select 1 from attempts a where a.id = f."attemptId" and a.task_id = t.id and a.finished_at is null)
+      returning t.id
+    ),
+    -- PostgreSQL runs every data-modifying CTE to completion, read or not.
+    ledger as (
+      update attempts a set finished_at = now(), response_status = f.status, duration_ms = f."durationMs",
+        class = f.class, error = f.error, reference = f.reference, request_sha256 = f."requestSha256",
+        decision = case when f."taskId" in (select id from task) then f.decision
+                        else 'superseded: the lease had expired and the task was reclaimed' end
+      from f
+      -- Once per attempt: a batch committed whose answer was lost is sent again, and must not rewrite a closed
+      -- row as superseded. A reclaimed one is the exception: its late result is what actually came back.
+      where a.id = f."attemptId" and (a.finished_at is null or a.class = 'lease_expired')
+      returning a.id
+    ),
+    -- One row per origin: an upsert may not touch the same row twice in one statement.
+    destination as (
+      insert into destinations (origin, cooldown_until, paused_at, paused_reason, updated_at)
+      select f.origin, max(f.next) filter (where f.pause is null),
+        case when bool_or(f.pause is not null) then now() end, min(f.pause), now()
+      from f where f.origin is not null
+      group by f.origin
+      on conflict (origin) do update set
+        cooldown_until = greatest(destinations.cooldown_until, excluded.cooldown_until),
+        paused_at = coalesce(destinations.paused_at, excluded.paused_at),
+        paused_reason = coalesce(destinations.paused_reason, excluded.paused_reason),
+        updated_at = now()
+      returning origin
+    )
+    select f."taskId" in (select id from task) as kept from f order by f.i`,
+  );
+  return kept.map((row) => row.kept);
+}

@@ -1,0 +1,157 @@
+/**
+ * A person's decisions about one task: approve, resolve, retry, cancel, assign. A replay is replay.ts, the same
+ * decisions over many tasks bulk.ts, a destination's resume resume.ts.
+ *
+ * Each is one statement: it locks the task, changes it only from a state listed in OPERATOR_RULES, records who
+ * decided what and why in operator_actions, and wakes the forwarder — so a person and a worker acting at once
+ * cannot both win, and a refusal names the state that refused it.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../connect.ts';
+import { TASK_STATES, TASKS_CHANNEL } from '../decisions.ts';
+import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from '../operator-rules.ts';
+import { inList } from '../queries/task-filter.ts';
+import { rowsOf } from '../rows.ts';
+import { tasks } from '../schema.ts';
+
+/** Who decided, and why. `actor` is the label of the admin token used. */
+export interface Decider {
+  actor: string;
+  note: string;
+}
+
+export type OperatorOutcome<T extends object = object> =
+  | ({ done: true } & T)
+  /**
+   * Refused: the task's state then (null: no such task), whether its body was purged, and for a replay, an
+   * earlier replay of it that has not finished, or a latest replay other than the one the person saw.
+   */
+  | { done: false; state: string | null; bodyPurged: boolean; unsettledReplay?: string; unseenReplay?: ReplaySeen };
+
+/** A replay asked for from a view that saw `after` as the task's latest replay (null: none), where it is `latest`. */
+export interface ReplaySeen {
+  after: string | null;
+  latest: string | null;
+}
+
+interface Guarded {
+  taskId: string;
+  kind: OperatorKind;
+  /** The columns to set; `state` among them. */
+  set: ReturnType<typeof sql>;
+  detail: Record<string, unknown>;
+}
+
+async function guardedChange(db: Db, change: Guarded, who: Decider): Promise<OperatorOutcome> {
+  // A send follows: the stored bytes must still be there.
+  const needsBody = NEEDS_BODY.includes(change.kind);
+  const [row] = await rowsOf<{ state: string | null; purged: boolean | null; done: boolean }>(
+    db,
+    sql`
+    with current as (
+      select id, state, body is null as purged from tasks where id = ${change.taskId} for update
+    ),
+    changed as (
+      update tasks t set ${change.set}, updated_at = now()
+      from current c
+      where t.id = c.id and c.state in ${inList(OPERATOR_RULES[change.kind].from)}
+        and (not ${needsBody} or not c.purged)
+      returning t.id, c.state as was
+    ),
+    noted as (
+      insert into operator_actions (task_id, kind, actor, note, detail)
+      select id, ${change.kind}, ${who.actor}, ${who.note}, jsonb_build_object('from', was) || ${JSON.stringify(change.detail)}::jsonb
+      from changed
+      returning id
+    )
+    select (select state from current) as state, (select purged from current) as purged,
+      exists (select 1 from changed) as done,
+      (select count(*) from changed, pg_notify(${TASKS_CHANNEL}, '')) as notified`,
+  );
+  if (row?.done) return { done: true };
+  return { done: false, state: row?.state ?? null, bodyPurged: row?.purged ?? false };
+}
+
+/** A person confirms the effect exists (done by hand, or found downstream): the task succeeds with their reference. */
+export function resolveTask(db: Db, input: { taskId: string; reference: string } & Decider): Promise<OperatorOutcome> {
+  return guardedChange(
+    db,
+    {
+      taskId: input.taskId,
+      kind: 'resolve',
+      set: sql`state = ${TASK_STATES.succeeded}, result_reference = ${input.reference}, last_error = null,
+        lease_owner = null, lease_expires_at = null`,
+      detail: { reference: input.reference },
+    },
+    input,
+  );
+}
+
+/**
+ * A person decides a send cannot make a second effect, or accepts that it may: the task is due now. A
+ * failed task whose attempts are spent gets one more; its lookups budget is left as it was.
+ */
+export function retryTask(db: Db, input: { taskId: string } & Decider): Promise<OperatorOutcome> {
+  return guardedChange(
+    db,
+    {
+      taskId: input.taskId,
+      kind: 'retry',
+      set: sql`state = ${TASK_STATES.pending}, next_attempt_at = now(), last_error = null`,
+      detail: {},
+    },
+    input,
+  );
+}
+
+export function cancelTask(db: Db, input: { taskId: string } & Decider): Promise<OperatorOutcome> {
+  return guardedChange(
+    db,
+    {
+      taskId: input.taskId,
+      kind: 'cancel',
+      set: sql`state = ${TASK_STATES.cancelled}, lease_owner = null, lease_expires_at = null`,
+      detail: {},
+    },
+    input,
+  );
+}
+
+/** Names the person looking at a task (null: nobody). Recorded like every decision, so a hand-over is visible. */
+export function assignTask(db: Db, input: { taskId: string; owner: string | null } & Decider): Promise<OperatorOutcome> {
+  return guardedChange(
+    db,
+    { taskId: input.taskId, kind: 'assign', set: sql`owner = ${input.owner}`, detail: { owner: input.owner } },
+    input,
+  );
+}
+
+export type ApproveResult =
+  | { approved: true }
+  | { approved: false; state: string | null };
+
+/**
+ * A person lets an `awaiting_approval` task's first send go, with its stored bytes: the state change, the
+ * note (with the hash of the bytes approved) and the forwarder's wake-up commit together.
+ */
+export async function approveTask(db: Db, input: { taskId: string; note: string; actor: string }): Promise<ApproveResult> {
+  const approved = await rowsOf<{ id: string }>(
+    db,
+    sql`
+    with approved as (
+      update tasks set state = 'pending', next_attempt_at = now(), updated_at = now()
+      where id = ${input.taskId} and state = 'awaiting_approval'
+      returning id, body_sha256
+    ),
+    noted as (
+      insert into operator_actions (task_id, kind, actor, note, detail)
+      select id, 'approve', ${input.actor}, ${input.note},
+        jsonb_build_object('from', ${TASK_STATES.awaitingApproval}::text, 'bodySha256', body_sha256) from approved
+      returning id
+    )
+    select a.id, pg_notify(${TASKS_CHANNEL}, '') from approved a`,
+  );
+  if (approved.length > 0) return { approved: true };
+  const [current] = await db.select({ state: tasks.state }).from(tasks).where(eq(tasks.id, input.taskId));
+  return { approved: false, state: current?.state ?? null };
+}

@@ -1,0 +1,126 @@
+/**
+ * Ingest's record: whether each receipt is new or a duplicate (of a delivery, an event or a task), and the tasks
+ * it creates. Every "is this new?" question is answered by a write — an `INSERT … ON CONFLICT DO NOTHING RETURNING`
+ * on a primary key — never by a read before a write, so two requests or two instances racing on the same key cannot
+ * both see "new". Routes and workers call these functions; they never compose SQL themselves.
+ */
+import { sql } from 'drizzle-orm';
+import type { Db } from '../connect.ts';
+import { DECISIONS, TASKS_CHANNEL, type Decision, type TaskState } from '../decisions.ts';
+import { PREPARED } from '../prepared.ts';
+import { batchJson, rowsOf } from '../rows.ts';
+
+export interface NewTask {
+  id: string;
+  action: string;
+  state: TaskState;
+  afterTaskId: string | null;
+}
+
+export interface ReceiptInput {
+  id: string;
+  source: string;
+  deliveryId: string;
+  eventId: string;
+  topic: string | null;
+  occurredAt: Date | null;
+  headers: Record<string, string>;
+  contentType: string | null;
+  body: Uint8Array;
+  bodySha256: string;
+  /** The tasks this receipt names, sorted by ID so concurrent writers take row locks in one order. */
+  tasks: NewTask[];
+}
+
+export interface TaskSummary {
+  id: string;
+  action: string;
+  state: string;
+}
+
+export interface FirstSeen {
+  /** The earlier receipt this one matched. */
+  id: string;
+  deliveryId: string;
+  eventId: string;
+  receivedAt: Date;
+  decision: string;
+}
+
+/**
+ * The outcome of recording one receipt, with the record it matched, from the same transaction. `receipt` is the
+ * ID it was stored under: a batch written again after a lost connection is stored under new IDs.
+ */
+export type Recorded =
+  | { receipt: string; decision: typeof DECISIONS.accepted; receivedAt: Date; created: TaskSummary[]; existing: TaskSummary[] }
+  | {
+      receipt: string;
+      decision: Exclude<Decision, typeof DECISIONS.accepted>;
+      receivedAt: Date;
+      firstSeen: FirstSeen;
+      existing: TaskSummary[];
+    };
+
+
+interface RecordedRow {
+  decision: Decision;
+  receivedMs: number;
+  first: { id: string; deliveryId: string; eventId: string; receivedMs: number; decision: string } | null;
+  created: TaskSummary[];
+  existing: TaskSummary[];
+}
+
+/**
+ * Records a batch of verified receipts in one transaction — one durable commit for all of them (group
+ * commit) — with exactly the decisions each would get alone, in arrival order: a repeat inside the batch is
+ * a duplicate of the earlier receipt, as it would be of a committed one. The delivery key, the event key,
+ * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
+ *
+ * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004):
+ * one round trip per batch instead of one per stage. Measured, the stages' round trips were the gateway's
+ * largest cost — each a socket write and a parse — and a batch's latency was their sum.
+ */
+export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]): Promise<Recorded[]> {
+  if (inputs.length === 0) return [];
+  // Only the first receipt of a delivery key in a batch can create tasks (the function's first stage lets no
+  // later one pass), so a later one's body is never read and is not sent: in a storm of one delivery that is
+  // nearly the whole batch.
+  const keys = new Set<string>();
+  const batch = inputs.map((input, i) => {
+    const key = `${input.source}\n${input.deliveryId}`;
+    const bodyRead = !keys.has(key);
+    keys.add(key);
+    return {
+      i,
+      id: input.id,
+      source: input.source,
+      delivery_id: input.deliveryId,
+      event_id: input.eventId,
+      topic: input.topic,
+      occurred_at: input.occurredAt,
+      headers: input.headers,
+      content_type: input.contentType,
+      body: bodyRead ? Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('base64') : null,
+      body_sha256: input.bodySha256,
+      body_bytes: input.body.byteLength,
+      tasks: input.tasks.map((task) => ({ id: task.id, action: task.action, state: task.state, after_task_id: task.afterTaskId })),
+    };
+  });
+  const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
+    db,
+    sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
+  );
+  return row!.recorded.map((r, i): Recorded => {
+    const receipt = inputs[i]!.id;
+    const receivedAt = new Date(Math.floor(r.receivedMs));
+    if (r.decision === DECISIONS.accepted) return { receipt, decision: r.decision, receivedAt, created: r.created, existing: r.existing };
+    const { receivedMs, ...first } = r.first!;
+    return {
+      receipt,
+      decision: r.decision,
+      receivedAt,
+      firstSeen: { ...first, receivedAt: new Date(Math.floor(receivedMs)) },
+      existing: r.existing,
+    };
+  });
+}
