@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminApi } from '../support/admin.ts';
+import { launchChromium } from '../support/browser.ts';
 import { post, shopifyDelivery } from '../support/deliveries.ts';
 import { waitFor } from '../support/forwarding.ts';
 import { startHeldTaskRig, type HeldTaskRig } from '../support/held-task.ts';
@@ -19,12 +20,9 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   const [started, launched] = await Promise.allSettled([
     startHeldTaskRig(TOKENS),
-    chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync'],
-    }),
+    launchChromium(),
   ]);
-  // Whichever started is kept for afterAll to stop, even when the other failed (no chromium, say).
+  // Whichever started is kept for afterAll to stop, even when the other failed (a browser that would not start, say).
   if (started.status === 'fulfilled') rig = started.value;
   if (launched.status === 'fulfilled') browser = launched.value;
   for (const outcome of [started, launched]) if (outcome.status === 'rejected') throw outcome.reason;
