@@ -20,6 +20,7 @@ export const TRANSFORM_LIMITS = {
   resultBytes: 1024 * 1024, // the default `maxBodyBytes`: a bigger body is a runaway, not a request
 } as const;
 
+export const TRANSFORM_VARIABLES = ['headers', 'topic', 'eventId', 'deliveryId', 'taskId', 'source', 'action'] as const;
 type Ids = 'eventId' | 'deliveryId' | 'taskId' | 'source' | 'action';
 export type TransformBindings = { headers: Record<string, string>; topic: string | null } & Record<Ids, string>;
 /** Opaque: the compiled expression lives in the sandbox, where only runTransform may evaluate it. */
@@ -75,9 +76,37 @@ export function compileTransform(expression: string): Compiled {
     const { text, position } = explain(error);
     return { ok: false, message: `does not parse${text}`, position };
   }
+  const unbound = unboundVariable(parsed.ast());
+  if (unbound) {
+    const [name, position] = unbound;
+    const ours = TRANSFORM_VARIABLES.map((variable) => `$${variable}`).join(', ');
+    return { ok: false, message: `uses $${name} at character ${position}, which nothing binds (a transform has ${ours})`, position };
+  }
   const transform: Transform = { source: expression };
   compiled.set(transform, parsed);
   return { ok: true, transform };
+}
+
+// To JSONata a misspelt `$taskID` is only a missing value: the body would go without its external ID. A variable is
+// refused unless it is ours, bound anywhere in the expression (`:=`, a lambda's parameters, `@$x`, `#$i` — anywhere,
+// so a correct one is never refused) or one of JSONata's functions, which JSONata itself answers.
+function unboundVariable(ast: unknown): [name: string, position: number] | undefined {
+  const used = new Map<string, number>();
+  const bound = new Set<string>(['', '$', ...TRANSFORM_VARIABLES]);
+  const seen = new Set<object>();
+  const visit = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null || seen.has(node)) return;
+    seen.add(node);
+    const { type, value, position, lhs, focus, index } = node as Record<string, unknown>;
+    if (type === 'variable' && typeof value === 'string' && !used.has(value)) used.set(value, Number(position));
+    if (type === 'bind') bound.add(String((lhs as { value?: unknown }).value));
+    if (type === 'lambda') for (const parameter of (node as { arguments: { value: string }[] }).arguments) bound.add(parameter.value);
+    for (const name of [focus, index]) if (typeof name === 'string') bound.add(name);
+    for (const child of Object.values(node)) visit(child);
+  };
+  visit(ast);
+  const builtIn = (name: string) => (evaluate(theSandbox().jsonata(`$${name}`), undefined, {}) as { value?: unknown }).value !== undefined;
+  return [...used].find(([name]) => !bound.has(name) && !builtIn(name));
 }
 
 const fail = (error: string): Shaped => ({ ok: false, error });

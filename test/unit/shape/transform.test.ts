@@ -116,11 +116,21 @@ describe('compileTransform', () => {
   it.each([
     { why: 'a parse error says where, with JSONata\'s code', expression: '$number(tota', message: 'does not parse at character 12: Expected ")" before end of expression (JSONata S0203)', position: 12 },
     { why: 'an empty expression does not parse', expression: '', message: 'does not parse at character 0: Unexpected end of expression (JSONata S0207)', position: 0 },
+    { why: 'a misspelt binding is refused, not left to send a body without it', expression: '{"external_id": $taskID}', message: 'uses $taskID at character 23, which nothing binds (a transform has $headers, $topic, $eventId, $deliveryId, $taskId, $source, $action)', position: 23 },
+    { why: 'there is no $process', expression: '$process.env', message: 'uses $process at character 8, which nothing binds', position: 8 },
   ])('$why', ({ expression, message, position }) => {
     const outcome = compileTransform(expression);
     expect(outcome.ok).toBe(false);
     if (outcome.ok) return;
     expect(outcome.message).toContain(message);
     expect(outcome.position).toBe(position);
+  });
+
+  it.each([
+    { why: 'variables bound by :=, a lambda\'s parameters, @ and #', expression: '($total := $number(total_price); line_items@$item#$i.{"sku": $item.sku, "at": $i, "of": $total, "q": $map([1], function($one) { $one })})' },
+    { why: 'JSONata\'s functions, $now and $millis among them', expression: '{"sum": $sum(line_items.quantity), "at": $now(), "ms": $millis()}' },
+    { why: 'the context $ and the root $$', expression: 'line_items.{"sku": $.sku, "total": $$.total_price}' },
+  ])('accepts $why', ({ expression }) => {
+    expect(compileTransform(expression)).toMatchObject({ ok: true, transform: { source: expression } });
   });
 });
