@@ -11,6 +11,7 @@ import { apiRoutes } from './api/routes.ts';
 import { SignInThrottle } from './api/sign-in-throttle.ts';
 import { AdminTokens, type AdminTokenSetting } from './api/tokens.ts';
 import { ingestRoutes } from './ingest/route.ts';
+import { Transforms } from './shape/transforms.ts';
 import type { Logger } from './log.ts';
 import { observeStore, type Metrics } from './metrics.ts';
 import type { Store } from './store/connect.ts';
@@ -44,6 +45,8 @@ export function createApp(deps: AppDeps): Hono {
   const queue = () => queueOf(deps.store, deps.config);
   observeStore(deps.metrics, deps.store, tasks, queue);
   if (deps.role !== 'worker') {
+    // Compiled once, for ingest, which shapes each new task, and for a person's retry, which shapes a failed one again.
+    const transforms = new Transforms(deps.config);
     const tokens = deps.adminToken === undefined ? null : new AdminTokens(deps.adminToken);
     const admin = {
       store: deps.store,
@@ -51,8 +54,9 @@ export function createApp(deps: AppDeps): Hono {
       tokens: tokens?.empty ? null : tokens,
       stats: statsReader(deps.store, tasks, queue),
       throttle: new SignInThrottle(deps.logger),
+      transforms,
     };
-    app.route('/', ingestRoutes(deps));
+    app.route('/', ingestRoutes({ ...deps, transforms }));
     app.route('/', apiRoutes(admin));
     app.route('/ui', uiRoutes({ ...admin, logger: deps.logger }));
   }

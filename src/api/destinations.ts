@@ -1,12 +1,13 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { limitOf } from '../config/destinations.ts';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
 import type { Store } from '../store/connect.ts';
 import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
-import { listDestinations, type DestinationRow } from '../store/queries/destinations.ts';
+import { destinationUse, listDestinations, type DestinationRow, type DestinationUse } from '../store/queries/destinations.ts';
 import type { AdminEnv } from './auth.ts';
 import { note, readBody } from './input.ts';
 
@@ -14,22 +15,39 @@ export interface DestinationView extends Omit<DestinationRow, 'updatedAt'> {
   status: 'open' | 'cooling' | 'paused';
   /** The configured actions that send to it, as `source/action`. */
   actions: string[];
+  /** Its `destinations` entry: the limits every worker of every instance holds it to; null: none. */
+  limit: { perSecond: number | null; burst: number | null; maxInFlight: number | null } | null;
 }
 
-/** Every configured destination with its standing; one the database knows but config no longer names is listed too. */
-export async function destinations(store: Store, config: Config): Promise<DestinationView[]> {
-  const known = new Map((await listDestinations(store.db)).map((row) => [row.origin, row]));
+/** A destination as a person looks at it: its standing, and how much of its limits it uses now. */
+export type DestinationWithUse = DestinationView & DestinationUse;
+
+/**
+ * Every configured destination with its standing; one the database knows but config no longer names is listed too.
+ * With `use`, also what each has in flight, in its bucket and waiting: counts over the queue, for the pages a
+ * person opens, not for the looks every scrape takes at what is paused.
+ */
+export async function destinations(store: Store, config: Config): Promise<DestinationView[]>;
+export async function destinations(store: Store, config: Config, use: 'with use'): Promise<DestinationWithUse[]>;
+export async function destinations(store: Store, config: Config, withUse?: 'with use'): Promise<DestinationView[]> {
   const actions = new Map<string, string[]>();
+  const routes: { origin: string; route: string }[] = [];
   for (const [source, sourceConfig] of Object.entries(config.sources)) {
     for (const [action, actionConfig] of Object.entries(sourceConfig.actions)) {
       const origin = new URL(actionConfig.url).origin;
       actions.set(origin, [...(actions.get(origin) ?? []), `${source}/${action}`]);
+      routes.push({ origin, route: `${source}:${action}` });
     }
   }
+  const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
+  const rates = [...limits.values()].flatMap(({ origin, perSecond, burst }) => (perSecond === null ? [] : [{ origin, perSecond, burst: burst! }]));
+  const [rows, use] = await Promise.all([listDestinations(store.db), withUse ? destinationUse(store.db, routes, rates) : null]);
+  const known = new Map(rows.map((row) => [row.origin, row]));
   const now = Date.now();
-  return [...new Set([...actions.keys(), ...known.keys()])].sort().map((origin) => {
+  return [...new Set([...actions.keys(), ...limits.keys(), ...known.keys()])].sort().map((origin) => {
     const row = known.get(origin);
     const status = row?.pausedAt ? 'paused' : row?.cooldownUntil && row.cooldownUntil.getTime() > now ? 'cooling' : 'open';
+    const { origin: _, ...limit } = limits.get(origin) ?? { origin };
     return {
       origin,
       status,
@@ -37,6 +55,8 @@ export async function destinations(store: Store, config: Config): Promise<Destin
       pausedAt: row?.pausedAt ?? null,
       pausedReason: row?.pausedReason ?? null,
       actions: actions.get(origin) ?? [],
+      limit: limits.has(origin) ? (limit as DestinationView['limit']) : null,
+      ...(use === null ? {} : (use.get(origin) ?? { inFlight: 0, tokens: null, waiting: 0 })),
     };
   });
 }
@@ -87,7 +107,7 @@ function originOf(named: string): string {
 export function destinationRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
-  app.get('/', async (c) => c.json({ items: await destinations(store, config) }));
+  app.get('/', async (c) => c.json({ items: await destinations(store, config, 'with use') }));
 
   app.post('/:origin/resume', async (c) => {
     const origin = originOf(c.req.param('origin'));
@@ -102,7 +122,7 @@ export function destinationRoutes({ store, config }: { store: Store; config: Con
       }
       throw new HttpError(409, 'not_paused', `${origin} is not paused`);
     }
-    return c.json({ items: (await destinations(store, config)).filter((d) => d.origin === origin) });
+    return c.json({ items: (await destinations(store, config, 'with use')).filter((d) => d.origin === origin) });
   });
 
   return app;

@@ -23,10 +23,14 @@ export function explainDelivery(view: DeliveryView): string {
   const tasks = view.tasks.length > 0 ? `; ${view.tasks.map(taskInWords).join('; ')}` : '';
   const first = view.matched;
   switch (view.decision) {
-    case 'accepted':
-      return view.tasks.length > 0
-        ? `accepted — event ${view.eventId} was new, and this delivery created its tasks${tasks}`
+    case 'accepted': {
+      const skipped = view.skipped.map((s) => `no task for ${s.action} (${s.reason === 'topic' ? 'topics' : 'filter'}: ${s.detail})`).join('; ');
+      if (view.tasks.length > 0) return `accepted — event ${view.eventId} was new, and this delivery created its tasks${tasks}${skipped ? `; ${skipped}` : ''}`;
+      // Recorded before skipped actions were kept, a delivery that made no task says only what its topic was.
+      return skipped
+        ? `accepted — event ${view.eventId} was new, and no action made a task of it: ${skipped}`
         : `accepted — event ${view.eventId} was new; no configured action takes topic ${view.topic ?? '(none)'}, so no task was created`;
+    }
     case 'duplicate_delivery':
       return `duplicate_delivery — the sender retried: delivery ID ${view.deliveryId} first arrived in ${first ? receipt(first) : 'an earlier delivery'}; nothing new was created${tasks}`;
     case 'duplicate_event':
@@ -72,7 +76,7 @@ export function strandedWords(predecessor: { id: string; state: string }): { sho
 
 /** A ledger row as people read it: a lookup carries the number of the send it asks about. */
 export const ledgerName = (row: { kind: string; number: number }) =>
-  row.kind === 'lookup' ? `lookup of send #${row.number}` : `${row.kind} #${row.number}`;
+  row.kind === 'lookup' ? `lookup of send #${row.number}` : row.kind === 'transform' ? 'transform' : `${row.kind} #${row.number}`;
 
 export function explainTask(
   task: TaskView,
@@ -93,7 +97,9 @@ export function explainTask(
     // Retention purges only finished tasks, so of the states that wait for a person only failed can lose its body.
     [TASK_STATES.failed]: task.bodyPurged
       ? `It was not done${why}. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel.${by}`
-      : `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
+      : task.transformError
+        ? `Nothing was sent: the action's transform failed on this delivery (${task.transformError}). Fix the transform in the config, restart, then retry: the retry computes it again. Or resolve if it was done by hand, or cancel.${by}`
+        : `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,
   };
   // A replay that succeeded made the effect: a retry of this task, under its own key, would make it again. A failed
   // one is out of the attention queue then; resolving it only records that (and lets a step waiting for it go).
@@ -117,6 +123,6 @@ export function explainTask(
   return {
     summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${task.bodyPurged ? '; body purged by retention' : ''}`,
     nextDecision: resume ?? (predecessor ? waiting(predecessor) : null) ?? next[task.state] ?? null,
-    allowedActions: decisionsFor(task.state, task.bodyPurged),
+    allowedActions: decisionsFor(task.state, task.bodyPurged, task.transformError !== null),
   };
 }

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
+import type { Transforms } from '../shape/transforms.ts';
 import type { Store } from '../store/connect.ts';
 import type { Stats } from '../store/queries/stats.ts';
 import { bearerAuth, type AdminEnv } from './auth.ts';
@@ -19,6 +20,8 @@ export interface AdminDeps {
   stats: () => Promise<Stats>;
   /** Shared with the dashboard's sign-in: guesses at either count against one budget. */
   throttle: SignInThrottle;
+  /** The actions' transforms, which a retry of a task whose transform failed computes again. */
+  transforms: Transforms;
 }
 
 /** The API's bodies are a note, a reference, a filter: a larger one is refused before it is read whole. */
@@ -32,7 +35,7 @@ const apiBodyLimit = bodyLimit({
 });
 
 /** The admin API under `/api`: behind the bearer tokens, or off (answering why) when none is set. */
-export function apiRoutes({ store, config, tokens, stats, throttle }: AdminDeps): Hono {
+export function apiRoutes({ store, config, tokens, stats, throttle, transforms }: AdminDeps): Hono {
   const app = new Hono<AdminEnv>();
   if (tokens === null) {
     app.all('/api/*', () => {
@@ -48,7 +51,7 @@ export function apiRoutes({ store, config, tokens, stats, throttle }: AdminDeps)
     c.req.path.startsWith('/api/tasks/bulk/') ? next() : deadline(c, next),
   );
   app.route('/api/deliveries', deliveryRoutes({ store }));
-  app.route('/api/tasks', taskRoutes({ store, config }));
+  app.route('/api/tasks', taskRoutes({ store, config, transforms }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;

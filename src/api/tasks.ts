@@ -2,13 +2,12 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config/schema.ts';
 import { HttpError, InputError } from '../errors.ts';
-import { BULK_DECISIONS, bulkDecide, countBodyPurged, countBulk, countSkippedByReplay, type BulkDecision } from '../store/atomic/bulk.ts';
+import { BULK_DECISIONS, bulkDecide, countBodyPurged, countBulk, countSkippedByReplay, unshapedTasks, type BulkDecision } from '../store/atomic/bulk.ts';
 import {
   approveTask,
   assignTask,
   cancelTask,
   resolveTask,
-  retryTask,
   type Decider,
   type OperatorOutcome,
   type ReplaySeen,
@@ -22,6 +21,7 @@ import { predecessorOf, taskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
 import { destinationOf, heldBy, pausedRoutes } from './destinations.ts';
 import { explainTask } from './explain.ts';
+import { retryDecision, type RetryDeps } from './retry.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 
 const state = z.enum(Object.values(TASK_STATES) as [string, ...string[]]);
@@ -87,6 +87,12 @@ export function refused(taskId: string, kind: OperatorKind, outcome: Extract<Ope
     return new HttpError(409, 'body_purged', `task ${taskId}'s stored body was purged by the source's retention; it cannot be sent again`);
   }
   if (outcome.unseenReplay) return staleReplay(taskId, outcome.unseenReplay);
+  if (outcome.transformError !== undefined) {
+    return new HttpError(422, 'transform_failed', `task ${taskId}'s transform, computed again, made no body: ${outcome.transformError}; nothing changed`);
+  }
+  if (outcome.unshaped && (OPERATOR_RULES[kind].from as readonly string[]).includes(outcome.state)) {
+    return new HttpError(409, 'transform_failed', `task ${taskId} failed at its transform and was never sent: retry it, which computes the transform again`);
+  }
   if (outcome.unsettledReplay) {
     return new HttpError(
       409,
@@ -110,22 +116,39 @@ function bulkDecision(kind: string): BulkDecision {
 }
 
 /** The decisions a person takes on one task, each recorded under the token's label with its note. */
-const decide: Record<'approve' | 'retry' | 'cancel', (store: Store, taskId: string, who: Decider) => Promise<OperatorOutcome>> = {
-  approve: async (store, taskId, who) => {
+const decide: Record<'approve' | 'retry' | 'cancel', (deps: RetryDeps, taskId: string, who: Decider) => Promise<OperatorOutcome>> = {
+  approve: async ({ store }, taskId, who) => {
     const result = await approveTask(store.db, { taskId, ...who });
     return result.approved ? { done: true } : { done: false, state: result.state, bodyPurged: false };
   },
-  retry: (store, taskId, who) => retryTask(store.db, { taskId, ...who }),
-  cancel: (store, taskId, who) => cancelTask(store.db, { taskId, ...who }),
+  retry: retryDecision,
+  cancel: ({ store }, taskId, who) => cancelTask(store.db, { taskId, ...who }),
 };
 
+/**
+ * How the task's next attempt goes out, as the config says now: the body is the task's own (`body`), the rest is
+ * the action's. Header names only: their values are credentials.
+ */
+export function requestOf(config: Config, task: { source: string; action: string; contentType: string | null }) {
+  const action = config.sources[task.source]?.actions[task.action];
+  if (action === undefined) return null;
+  return {
+    method: action.method,
+    url: action.url,
+    contentType: task.contentType,
+    headers: Object.keys(action.headers ?? {}),
+    idempotencyHeader: action.idempotencyHeader,
+  };
+}
+
 /** `/api/tasks`: lists, one task with its ledger and the decision it waits for, and a person's decisions. */
-export function taskRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
+export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   const view = async (id: string) => {
     const task = await taskView(store.db, id);
     if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-    return { ...task, ...explainTask(task, await destinationOf(store, config, task), await predecessorOf(store.db, task)) };
+    const explained = explainTask(task, await destinationOf(store, config, task), await predecessorOf(store.db, task));
+    return { ...task, request: requestOf(config, task), ...explained };
   };
 
   app.get('/', async (c) => {
@@ -162,16 +185,41 @@ export function taskRoutes({ store, config }: { store: Store; config: Config }):
       skippedBodyPurged: await countBodyPurged(store.db, kind, filter),
       skippedByReplay: await countSkippedByReplay(store.db, kind, filter),
     };
-    if (body.dryRun) return c.json({ dryRun: true, kind, count: await countBulk(store.db, kind, filter), ...skipped });
-    const ids = await bulkDecide(store.db, kind, filter, { actor: c.get('actor'), note: body.note });
-    return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...skipped });
+    // Tasks whose transform failed: a retry computes it again for each (`transformAgain`), one at a time as a retry
+    // of one does, passing over those it fails on again; a replay passes over them all, as it refuses one.
+    const unshaped = await unshapedTasks(store.db, kind, filter);
+    const again = kind === 'retry' ? { transformAgain: unshaped.length } : {};
+    if (body.dryRun) {
+      const count = (await countBulk(store.db, kind, filter)) + (kind === 'retry' ? unshaped.length : 0);
+      return c.json({ dryRun: true, kind, count, ...skipped, skippedTransformFailed: kind === 'replay' ? unshaped.length : 0, ...again });
+    }
+    const who = { actor: c.get('actor'), note: body.note };
+    const ids = await bulkDecide(store.db, kind, filter, who);
+    if (kind === 'replay') return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...skipped, skippedTransformFailed: unshaped.length });
+    const transformErrors: { task: string; error: string }[] = [];
+    for (const id of unshaped) {
+      const outcome = await retryDecision({ store, config, transforms }, id, who);
+      if (outcome.done) ids.push(id);
+      else if (outcome.transformError !== undefined) transformErrors.push({ task: id, error: outcome.transformError });
+    }
+    return c.json({
+      dryRun: false,
+      kind,
+      count: ids.length,
+      tasks: ids,
+      ...skipped,
+      skippedTransformFailed: transformErrors.length,
+      ...again,
+      // The first few, each with why: enough to see whether one fix would do for all.
+      transformErrors: transformErrors.slice(0, 10),
+    });
   });
 
   for (const kind of ['approve', 'retry', 'cancel'] as const) {
     app.post(`/:id/${kind}`, async (c) => {
       const id = c.req.param('id');
       const { note } = await readBody(c.req.raw, noteBody, '{"note": "why"}');
-      const outcome = await decide[kind](store, id, { actor: c.get('actor'), note });
+      const outcome = await decide[kind]({ store, config, transforms }, id, { actor: c.get('actor'), note });
       if (!outcome.done) throw refused(id, kind, outcome);
       return c.json(await view(id));
     });

@@ -36,6 +36,12 @@ export function bulkView(answer: any): string {
   const reasons = [
     answer.skippedBodyPurged > 0 ? `${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED}` : null,
     answer.skippedByReplay > 0 ? `${taskCount(answer.skippedByReplay)} skipped: ${BY_REPLAY[answer.kind]}` : null,
+    answer.transformAgain > 0 ? `${taskCount(answer.transformAgain)} failed at their transform, computed again first` : null,
+    answer.skippedTransformFailed > 0
+      ? answer.kind === 'replay'
+        ? `${taskCount(answer.skippedTransformFailed)} skipped: failed at their transform and never sent (retry them)`
+        : `${taskCount(answer.skippedTransformFailed)} skipped: their transform failed again (${answer.transformErrors?.[0]?.error ?? 'see the task'})`
+      : null,
   ].filter((reason) => reason !== null);
   const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
   return answer.dryRun
@@ -58,6 +64,7 @@ export function deliveryView(view: any): string {
       ['body', `${view.bodyBytes} bytes, sha256 ${view.bodySha256}`],
     ]),
     ...(view.tasks.length > 0 ? ['', table(['TASK', 'ACTION', 'STATE', 'REFERENCE / ERROR'], view.tasks.map((t: any) => [t.id, t.action, t.state, t.resultReference ?? t.lastError]))] : []),
+    ...(view.skipped?.length > 0 ? ['', table(['NO TASK FOR', 'WHY', 'WHAT DID NOT MATCH'], view.skipped.map((s: any) => [s.action, s.reason, s.detail]))] : []),
     ...(view.repeats.length > 0 ? ['', `repeated by: ${view.repeats.map((r: any) => `${r.id} (${r.decision})`).join(', ')}`] : []),
   ].join('\n');
 }
@@ -88,15 +95,27 @@ export function taskView(task: any): string {
       ['owner', task.owner],
       ['reference', task.resultReference],
       ['last error', task.lastError],
-      ['body', task.bodyPurged ? `${PURGED}: it cannot be sent again` : `stored, sha256 ${task.bodySha256}`],
+      ['body', task.bodyPurged ? `${PURGED}: it cannot be sent again` : `stored, ${task.bodyBytes} bytes, sha256 ${task.bodySha256}`],
+      ['transform error', task.transformError],
+      ['request', task.request ? `${task.request.method} ${task.request.url}` : null],
+      ['headers', task.request?.headers.length > 0 ? `${task.request.headers.join(', ')} (values not shown)` : null],
       ['replay of', task.replayOf],
       ['replays', task.replays.map((r: any) => r.id).join(', ') || null],
       ['created', `${task.createdAt} (${age(task.createdAt)} ago)`],
     ]),
+    ...(task.body ? ['', `${task.transformError ? 'the delivery\'s bytes, kept for the transform' : 'sends'}:`, bodyText(task.body)] : []),
     '',
     attempts.length > 0 ? table(['ATTEMPT', 'AGO', 'HTTP', 'CLASS', 'TOOK', 'REFERENCE / ERROR'], attempts) : 'no attempts yet',
     ...(actions.length > 0 ? ['', table(['DECISION', 'AGO', 'BY', 'NOTE'], actions)] : []),
   ].join('\n');
+}
+
+/** The start of the stored bytes a terminal can take; --json has all the view holds. */
+const BODY_LINES = 2000;
+
+function bodyText(body: { text: string; truncated: boolean }): string {
+  const cut = body.truncated || body.text.length > BODY_LINES;
+  return cut ? `${body.text.slice(0, BODY_LINES)}… (cut; --json shows more)` : body.text;
 }
 
 export function statsView(stats: any): string {
@@ -118,8 +137,14 @@ export function statsView(stats: any): string {
 }
 
 export function destinationsView(answer: any): string {
+  const limits = (d: any) =>
+    d.limit === null
+      ? null
+      : [d.limit.perSecond === null ? null : `${d.limit.perSecond}/s burst ${d.limit.burst}`, d.limit.maxInFlight === null ? null : `${d.limit.maxInFlight} at once`]
+          .filter(Boolean)
+          .join(', ');
   return table(
-    ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'REASON'],
-    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, d.actions.join(', '), d.pausedReason]),
+    ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'LIMITS', 'IN FLIGHT', 'WAITING', 'REASON'],
+    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, d.actions.join(', '), limits(d), d.inFlight, d.waiting, d.pausedReason]),
   );
 }

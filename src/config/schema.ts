@@ -4,7 +4,11 @@ import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
 import { taskKeyProblems } from '../ingest/plan-tasks.ts';
 import { JSON_POINTER_SYNTAX } from '../json-pointer.ts';
+import { filterProblems, matcherProblems, type FilterProblem } from '../shape/filter-syntax.ts';
+import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
+import { destinationSchema, originProblem } from './destinations.ts';
+import { headerNameProblems, idempotencyHeader, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
 
 const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
@@ -75,14 +79,6 @@ function named<Value extends z.ZodType>(name: z.ZodString, value: Value) {
   }, onAnyObject);
 }
 
-function lookupUrlWorks(template: string): boolean {
-  try {
-    return /^https?:$/.test(new URL(template.replaceAll('{key}', 't_0')).protocol);
-  } catch {
-    return false;
-  }
-}
-
 export const actionSchema = z.strictObject({
   url: z
     .url({ protocol: /^https?$/ })
@@ -93,13 +89,20 @@ export const actionSchema = z.strictObject({
     .default('none')
     .describe('"key": the downstream honours Idempotency-Key; "none": it does not'),
   lookup: z
-    .string()
-    .includes('{key}', { message: 'a lookup URL needs the {key} placeholder' })
-    // Checked as it will be used, with a task ID in place: a URL that does not parse failed every lookup at
-    // run time, each one recorded as a worker that stopped mid-attempt.
-    .refine((template) => lookupUrlWorks(template), { message: 'not an http(s) URL once {key} is filled in' })
+    .union([
+      lookupUrl,
+      z.strictObject({
+        url: lookupUrl,
+        headers: requestHeaders.optional().describe("default: the action's headers"),
+        found: z
+          .unknown()
+          .refine((found) => found !== undefined, { message: 'a lookup object needs found: the filter its JSON answer matches when the effect exists' })
+          .superRefine((found, ctx) => addProblems(ctx, matcherProblems(found)))
+          .describe('a filter the JSON answer matches when the effect exists'),
+      }),
+    ])
     .optional()
-    .describe('GET URL template answering whether the effect of task {key} exists'),
+    .describe('GET URL template answering whether the effect of task {key} exists, or {url, headers, found} for a search API'),
   topics: z
     .array(
       z
@@ -115,6 +118,25 @@ export const actionSchema = z.strictObject({
   after: actionId.optional().describe('a sibling action whose task must succeed first'),
   approval: z.literal('required').optional(),
   signingSecret: secret.optional(),
+  method: z.enum(METHODS).default('POST'),
+  transform: z
+    .string()
+    .min(1)
+    .superRefine((expression, ctx) => {
+      const compiled = compileTransform(expression);
+      if (!compiled.ok) ctx.addIssue({ code: 'custom', message: compiled.message });
+    })
+    .optional()
+    .describe('a JSONata expression: its result, as JSON, is the body sent'),
+  filter: z
+    .unknown()
+    .superRefine((filter, ctx) => {
+      if (filter !== undefined) addProblems(ctx, filterProblems(filter));
+    })
+    .optional()
+    .describe('which deliveries make a task: {"body": M, "headers": M, "topic": M}'),
+  headers: requestHeaders.optional().describe('sent with every attempt and lookup; values are secrets: use ${NAME}'),
+  idempotencyHeader,
   referencePointer: jsonPointer.optional().describe('JSON pointer into a 2xx response naming the created thing'),
   backoff: z
     .strictObject({
@@ -122,8 +144,33 @@ export const actionSchema = z.strictObject({
       maxMs: z.int().positive().default(3_600_000),
     })
     .default({ initialMs: 1000, maxMs: 3_600_000 }),
-});
+}).superRefine(checkRequestHeaders, onAnyObject);
 export type ActionConfig = z.output<typeof actionSchema>;
+
+/** Header names the action cannot set, in its own headers and its lookup's, each told with its path. */
+function addProblems(ctx: z.RefinementCtx, problems: readonly FilterProblem[]): void {
+  for (const { path, message } of problems) ctx.addIssue({ code: 'custom', path, message });
+}
+
+function checkRequestHeaders(action: Partial<Record<keyof ActionConfig, unknown>>, ctx: z.RefinementCtx): void {
+  const request = {
+    idempotencyHeader: typeof action.idempotencyHeader === 'string' ? action.idempotencyHeader : 'Idempotency-Key',
+    signed: action.signingSecret !== undefined,
+    sendersBytes: action.transform === undefined,
+  };
+  const lookup = action.lookup;
+  const places: [PropertyKey[], unknown, typeof request][] = [
+    [['headers'], action.headers, request],
+    // A lookup sends no body, so no content type is the sender's.
+    [['lookup', 'headers'], typeof lookup === 'object' && lookup !== null ? (lookup as { headers?: unknown }).headers : undefined, { ...request, sendersBytes: false }],
+  ];
+  for (const [path, headers, rules] of places) {
+    if (typeof headers !== 'object' || headers === null) continue;
+    for (const { name, message } of headerNameProblems(headers as Record<string, string>, rules)) {
+      ctx.addIssue({ code: 'custom', path: [...path, name], message });
+    }
+  }
+}
 
 export const sourceSchema = z
   .strictObject({
@@ -233,6 +280,10 @@ const sourceId = z
 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
+  destinations: z
+    .record(z.string().meta({ format: 'uri' }), destinationSchema)
+    .default({})
+    .describe('limits per downstream origin, held across every worker of every instance'),
   sources: named(sourceId, sourceSchema)
     .refine((sources) => Object.keys(sources).length > 0, 'no source is configured: every delivery would be answered 404'),
   limits: z
@@ -251,5 +302,40 @@ export const configSchema = z.strictObject({
         ),
     })
     .prefault({}),
-});
+}).superRefine(checkDestinations, onAnyObject);
 export type Config = z.output<typeof configSchema>;
+
+/** The origins the actions send to and look up at: what a `destinations` entry can limit. */
+export function originsInUse(sources: Record<string, { actions: Record<string, { url: string; lookup?: string | { url: string } | undefined }> }>): Set<string> {
+  const origins = new Set<string>();
+  for (const source of Object.values(sources)) {
+    for (const action of Object.values(source.actions)) {
+      origins.add(new URL(action.url).origin);
+      if (action.lookup !== undefined) origins.add(lookupOrigin(typeof action.lookup === 'string' ? action.lookup : action.lookup.url));
+    }
+  }
+  return origins;
+}
+
+/**
+ * Each `destinations` key is an origin some action sends to or looks up at: a key misspelt, or written with a
+ * path, would limit nothing, and the API it was meant for would get every request at once.
+ */
+function checkDestinations(config: Partial<Record<keyof Config, unknown>>, ctx: z.RefinementCtx): void {
+  const { destinations, sources } = config;
+  if (typeof destinations !== 'object' || destinations === null) return;
+  let inUse: Set<string> | null = null;
+  try {
+    inUse = originsInUse(sources as Config['sources']);
+  } catch {
+    // A source or action malformed is told by its own problem; the origins in use are then not known.
+  }
+  for (const key of Object.keys(destinations)) {
+    const problem = originProblem(key);
+    if (problem !== null) ctx.addIssue({ code: 'custom', path: ['destinations', key], message: problem });
+    else if (inUse !== null && !inUse.has(key)) {
+      const known = [...inUse].sort().join(', ') || 'none';
+      ctx.addIssue({ code: 'custom', path: ['destinations', key], message: `no action sends to or looks up at ${key}; the origins in use are: ${known}` });
+    }
+  }
+}

@@ -39,8 +39,8 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     );
   }, Math.max(100, route.leaseMs / 3));
   try {
-    const lookup = task.mode === 'lookup' ? route.config.lookup : undefined;
-    const outgoing = lookup === undefined ? sendRequest(task, route) : lookupRequest(task, route, lookup);
+    const lookup = task.mode === 'lookup' ? route.lookup : null;
+    const outgoing = lookup === null ? sendRequest(task, route) : lookupRequest(task, route, lookup);
     const started = performance.now();
     // A lookup may live on another origin than the action: the pool is the request's own.
     const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
@@ -51,7 +51,8 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
       logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
       return;
     }
-    const verdict = (lookup === undefined ? classifySend : classifyLookup)(exchanged, route.config.referencePointer);
+    const verdict =
+      lookup === null ? classifySend(exchanged, route.config.referencePointer) : classifyLookup(exchanged, route.config.referencePointer, lookup.found);
     const decision = decide(verdict, task, route);
     const kept = await deps.finish({
       ...decision,

@@ -1,5 +1,6 @@
 import { parseRetryAfter, type RetryAfter } from './backoff.ts';
 import type { Exchange } from './exchange.ts';
+import { matchValue } from '../shape/filter.ts';
 import { referenceOf, type Answer } from './reference.ts';
 
 /** The ledger's `class` of an attempt: each kind of outcome has its own answer. */
@@ -72,18 +73,36 @@ export function classifySend(exchange: Exchange, referencePointer: string | unde
  * page is never a verdict: a sign-in page answering 200 would mark a task done that never was, and a web
  * server's 404 page for a mistyped lookup path would have it sent again.
  */
-export function classifyLookup(exchange: Exchange, referencePointer: string | undefined): Verdict {
+export function classifyLookup(exchange: Exchange, referencePointer: string | undefined, found?: unknown): Verdict {
   if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unanswered);
   const { answer } = exchange;
   const { status } = answer;
   if (/^\s*text\/html\b/i.test(answer.headers['content-type'] ?? '')) {
     return { class: OUTCOME_CLASSES.unanswered, status, error: `${answer.status} ${answer.statusText}: an HTML page, not a lookup's answer`.trim() };
   }
+  if (status >= 200 && status < 300 && found !== undefined) return searched(answer, referencePointer, found);
   if (status >= 200 && status < 300) {
     return { class: OUTCOME_CLASSES.found, status, reference: referenceOf(answer, referencePointer) };
   }
   if (status === 404) return { class: OUTCOME_CLASSES.absent, status, error: 'the lookup confirmed the effect does not exist' };
   return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer) };
+}
+
+/**
+ * A search API answers 200 whether or not the effect exists: its JSON says which, by matching `found` or not. An
+ * answer that is not JSON (a proxy's page, a truncated body) says nothing either way.
+ */
+function searched(answer: Answer, referencePointer: string | undefined, found: unknown): Verdict {
+  const { status } = answer;
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    return { class: OUTCOME_CLASSES.unanswered, status, error: `${`${status} ${answer.statusText}`.trim()}: not JSON, so found cannot be matched` };
+  }
+  const mismatch = matchValue(found, json, 'answer');
+  if (mismatch === null) return { class: OUTCOME_CLASSES.found, status, reference: referenceOf(answer, referencePointer) };
+  return { class: OUTCOME_CLASSES.absent, status, error: `the lookup's answer does not match found (${mismatch}): the effect does not exist` };
 }
 
 function failureVerdict(

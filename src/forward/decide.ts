@@ -115,5 +115,5 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
  */
 function settleMs(task: ClaimedTask, route: Route): number {
   const jittered = backoffMs(task.attempts, route.config.backoff);
-  return route.config.lookup === undefined ? jittered : Math.max(jittered, route.config.timeoutMs);
+  return route.lookup === null ? jittered : Math.max(jittered, route.config.timeoutMs);
 }

@@ -3,7 +3,7 @@ import type { Answer } from './reference.ts';
 
 /** One HTTP request to a downstream. */
 export interface Outgoing {
-  method: 'POST' | 'GET';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   url: URL;
   headers: Record<string, string>;
   body: Uint8Array | null;

@@ -6,7 +6,7 @@ import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { outageLog, type OutageLog } from '../outage-log.ts';
-import { CLAIM_MODES, claimTasks, nextDueInMs, reclaimExpiredLeases } from '../store/atomic/claim.ts';
+import { CLAIM_MODES, claimLimited, claimTasks, nextDueInMs, reclaimExpiredLeases, type ClaimedTask } from '../store/atomic/claim.ts';
 import { finishAttempts, type AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db, Store, WriteLane } from '../store/connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
@@ -183,7 +183,7 @@ export class Forwarder {
         await this.#reclaim();
       } while (this.#again && !this.#stopped);
       if (this.#freeSlots() > 0) {
-        const due = await this.#onQueue((db) => nextDueInMs(db, this.#claimedAt));
+        const due = await this.#onQueue((db) => nextDueInMs(db, this.#claimedAt, this.#routes.rateLimits));
         if (due !== null) wait = Math.max(MIN_WAIT_MS, Math.min(wait, Math.ceil(due)));
       }
     } catch (error) {
@@ -254,15 +254,29 @@ export class Forwarder {
   }
 
   async #claim(): Promise<void> {
-    const free = this.#freeSlots();
-    if (free <= 0 || this.#stopped) return;
+    const asked = this.#freeSlots();
+    if (asked <= 0 || this.#stopped) return;
     this.#refillDue = false;
     // A claim abandoned after it committed leaves its tasks leased with their ledger rows open: the leases
     // expire and are reclaimed as unknown outcomes, never sent blindly.
-    const { tasks: claimed, at } = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit: free }));
+    const { tasks: claimed, at } = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit: asked }));
     this.#claimedAt = at;
-    this.#drained = claimed.length < free;
-    if (!this.#drained) this.#again = true;
+    let full = claimed.length === asked;
+    this.#run(claimed);
+    // Then the actions a destination limits, with the slots left: a group held by its limit comes back short, and
+    // its tasks wait for a slot this worker's own finishes free (they wake it) or the next token (nextDueInMs).
+    for (const group of this.#routes.limitedGroups) {
+      const free = this.#freeSlots();
+      if (free <= 0 || this.#stopped) break;
+      const limited = await this.#onQueue((db) => claimLimited(db, { owner: this.#owner, routes: group.routes, limits: group.limits, limit: free }));
+      full ||= limited.length === free;
+      this.#run(limited);
+    }
+    this.#drained = !full;
+    if (full) this.#again = true;
+  }
+
+  #run(claimed: readonly ClaimedTask[]): void {
     for (const task of claimed) {
       if (task.mode === CLAIM_MODES.review) {
         this.#deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: TASK_STATES.needsReview });
@@ -279,7 +293,9 @@ export class Forwarder {
         this.#sending--;
         this.#slotFreed();
       };
-      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish: this.#finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
+      // A finish that frees a limited origin's slot may let a task that waited for it go.
+      const finish = route.limited ? (f: AttemptFinish) => this.#finish(f).finally(() => this.wake()) : this.#finish;
+      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);
         freeSlot();

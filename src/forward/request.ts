@@ -1,30 +1,34 @@
 import type { ClaimedTask } from '../store/atomic/claim.ts';
 import type { Outgoing } from './exchange.ts';
-import type { Route } from './routes.ts';
+import type { Lookup, Route } from './routes.ts';
 
 const USER_AGENT = 'oncehook';
 
 /**
- * The send of a task: its stored bytes exactly, under its content type, named by the task ID — the same
- * key and the same bytes on every attempt, so a downstream honouring `Idempotency-Key` makes one effect.
+ * The send of a task: its stored bytes exactly (the sender's, or what the action's transform made of them when
+ * the task was created), under the task's content type, named by the task ID — the same key and the same
+ * bytes on every attempt, so a downstream honouring the key makes one effect. The method and the action's
+ * headers are read from the config as it is now: headers hold credentials, which are never stored.
  */
 export function sendRequest(task: ClaimedTask, route: Route): Outgoing {
+  const { config } = route;
   const headers: Record<string, string> = {
     'user-agent': USER_AGENT,
-    'idempotency-key': task.id,
+    ...(task.contentType === null ? {} : { 'content-type': task.contentType }),
+    ...config.headers,
+    [config.idempotencyHeader.toLowerCase()]: task.id,
     'oncehook-task-id': task.id,
     'oncehook-attempt': String(task.attempts),
     'oncehook-event-id': headerText(task.eventId),
     'oncehook-source': task.source,
+    ...(task.topic === null ? {} : { 'oncehook-topic': headerText(task.topic) }),
   };
-  if (task.topic !== null) headers['oncehook-topic'] = headerText(task.topic);
-  if (task.contentType !== null) headers['content-type'] = task.contentType;
   return {
-    method: 'POST',
-    url: new URL(route.config.url),
-    headers: { ...headers, ...signature(route, task.id, Buffer.from(task.body)) },
+    method: config.method,
+    url: new URL(config.url),
+    headers: { ...lowerCased(headers), ...signature(route, task.id, Buffer.from(task.body)) },
     body: task.body,
-    timeoutMs: route.config.timeoutMs,
+    timeoutMs: config.timeoutMs,
   };
 }
 
@@ -41,20 +45,31 @@ export function headerText(value: string): string {
 }
 
 /** The lookup asking whether the task's effect exists: `{key}` is the task ID, URL-encoded. */
-export function lookupRequest(task: ClaimedTask, route: Route, template: string): Outgoing {
+export function lookupRequest(task: ClaimedTask, route: Route, lookup: Lookup): Outgoing {
+  const headers = {
+    'user-agent': USER_AGENT,
+    accept: 'application/json',
+    ...lookup.headers,
+    'oncehook-task-id': task.id,
+    'oncehook-source': task.source,
+  };
   return {
     method: 'GET',
-    url: new URL(template.replaceAll('{key}', encodeURIComponent(task.id))),
-    headers: {
-      'user-agent': USER_AGENT,
-      accept: 'application/json',
-      'oncehook-task-id': task.id,
-      'oncehook-source': task.source,
-      ...signature(route, task.id, Buffer.alloc(0)),
-    },
+    url: new URL(lookup.template.replaceAll('{key}', encodeURIComponent(task.id))),
+    headers: { ...lowerCased(headers), ...signature(route, task.id, Buffer.alloc(0)) },
     body: null,
     timeoutMs: route.config.timeoutMs,
   };
+}
+
+/**
+ * One entry per header whatever the case it was configured in: `Content-Type` from an action's headers
+ * replaces the task's `content-type` instead of going out beside it.
+ */
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  const lower: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) lower[name.toLowerCase()] = value;
+  return lower;
 }
 
 /** Standard Webhooks headers, so the downstream can verify that oncehook sent this, with its own library. */

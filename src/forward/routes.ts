@@ -1,4 +1,6 @@
 import { Webhook } from 'standardwebhooks';
+import { lookupOrigin } from '../config/request.ts';
+import { limitOf, type DestinationLimit } from '../config/destinations.ts';
 import type { ActionConfig, Config } from '../config/schema.ts';
 import type { ClaimRoute } from '../store/atomic/claim.ts';
 
@@ -13,14 +15,48 @@ export interface Route {
   leaseMs: number;
   /** The signer made from `signingSecret`, when there is one. */
   signer: Webhook | null;
+  /** How to ask whether the effect exists, when the action can be asked. */
+  lookup: Lookup | null;
+  /** Whether a destination limits its sends or its lookups. */
+  limited: boolean;
+}
+
+/** An action's lookup, either form of the config read as one. */
+export interface Lookup {
+  /** The URL template: `{key}` is the task ID. */
+  template: string;
+  /** Where its requests go: a destination's limits count them there. */
+  destination: string;
+  headers: Readonly<Record<string, string>>;
+  /** The filter a 2xx answer's JSON must match for the effect to exist; absent: any 2xx says it does. */
+  found?: unknown;
+}
+
+function lookupOf(config: ActionConfig): Lookup | null {
+  const { lookup } = config;
+  if (lookup === undefined) return null;
+  const [template, headers, found] =
+    typeof lookup === 'string' ? [lookup, config.headers, undefined] : [lookup.url, lookup.headers ?? config.headers, lookup.found];
+  return { template, destination: lookupOrigin(template), headers: headers ?? {}, ...(typeof lookup === 'string' ? {} : { found }) };
 }
 
 const routeKey = (source: string, action: string) => `${source}\0${action}`;
 
+/** Actions whose requests may go to the same limited origins, claimed together under those origins' limits. */
+export interface LimitedGroup {
+  limits: DestinationLimit[];
+  routes: ClaimRoute[];
+}
+
 /** The routing table, from config: where each (source, action) goes and how its outcomes are settled. */
 export class Routes {
   readonly #byKey = new Map<string, Route>();
+  /** The actions no destination limits: one claim takes their due tasks. */
   readonly forClaim: readonly ClaimRoute[];
+  /** The actions a destination limits (their sends or their lookups), by the set of origins that limit them. */
+  readonly limitedGroups: readonly LimitedGroup[];
+  /** The destinations with a `rateLimit`: when their buckets run dry, the next token is a time to look again. */
+  readonly rateLimits: readonly DestinationLimit[];
   /** Whether any action waits for a sibling (`after`): a success may then make another task due. */
   readonly hasSteps: boolean;
 
@@ -35,20 +71,41 @@ export class Routes {
           leaseMs: actionConfig.timeoutMs + leaseGraceMs,
           // The config's schema has checked that it decodes.
           signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
+          lookup: lookupOf(actionConfig),
+          limited: false,
         });
       }
     }
     this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);
-    this.forClaim = [...this.#byKey.values()].map((route) => ({
-      source: route.source,
-      action: route.action,
-      destination: route.destination,
-      keyed: route.config.idempotency === 'key',
-      keyRetentionMs: route.config.keyRetention,
-      lookup: route.config.lookup !== undefined,
-      maxAttempts: route.config.maxAttempts,
-      leaseMs: route.leaseMs,
-    }));
+    const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
+    const free: ClaimRoute[] = [];
+    const groups = new Map<string, LimitedGroup>();
+    for (const route of this.#byKey.values()) {
+      const claimRoute: ClaimRoute = {
+        source: route.source,
+        action: route.action,
+        destination: route.destination,
+        lookupDestination: route.lookup?.destination ?? null,
+        keyed: route.config.idempotency === 'key',
+        keyRetentionMs: route.config.keyRetention,
+        lookup: route.lookup !== null,
+        maxAttempts: route.config.maxAttempts,
+        leaseMs: route.leaseMs,
+      };
+      const limiting = [...new Set([route.destination, route.lookup?.destination])].filter((o): o is string => o !== undefined && limits.has(o)).sort();
+      if (limiting.length === 0) {
+        free.push(claimRoute);
+        continue;
+      }
+      route.limited = true;
+      const key = limiting.join(' ');
+      const group = groups.get(key) ?? { limits: limiting.map((origin) => limits.get(origin)!), routes: [] };
+      group.routes.push(claimRoute);
+      groups.set(key, group);
+    }
+    this.forClaim = free;
+    this.limitedGroups = [...groups.values()];
+    this.rateLimits = [...limits.values()].filter((limit) => limit.perSecond !== null);
   }
 
   /** Claims only ever return configured actions, so a miss is a bug, not a state. */
@@ -58,4 +115,3 @@ export class Routes {
     return route;
   }
 }
-

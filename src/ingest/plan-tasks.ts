@@ -1,14 +1,17 @@
 import type { Identity } from '../../adapters/types.ts';
 import { jsonKind } from '../../adapters/verify.ts';
-import type { SourceConfig } from '../config/schema.ts';
+import { HEADER_NAME } from '../config/request.ts';
+import type { ActionConfig, SourceConfig } from '../config/schema.ts';
 import { InputError } from '../errors.ts';
 import { taskId } from '../ids.ts';
 import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 import type { NewTask } from '../store/atomic/record.ts';
+import type { SkippedAction } from '../store/schema.ts';
+import { matchFilter, type Filter } from '../shape/filter.ts';
+import type { Transforms } from '../shape/transforms.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 
 const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * What is wrong with a `taskKey` template, for the config check: text that is not a placeholder renders as
@@ -61,24 +64,69 @@ function placeholderValue(part: string, identity: Identity, headers: Headers): s
   return undefined;
 }
 
+/** What an action's filter and transform read of a delivery: its body, its headers as recorded, its identities. */
+export interface DeliveryContent {
+  identity: Identity;
+  /** The headers as stored with the receipt: signatures and credentials redacted, names lower-case. */
+  headers: Record<string, string>;
+}
+
+/** Why an action makes no task of this delivery (its topics, its filter), or null when it makes one. */
+function skipOf(action: string, config: ActionConfig, { identity, headers }: DeliveryContent): SkippedAction | null {
+  const { topic } = identity;
+  if (config.topics && (topic === null || !config.topics.includes(topic))) {
+    const taken = JSON.stringify(config.topics);
+    return { action, reason: 'topic', detail: topic === null ? `the delivery has no topic, and the action takes ${taken}` : `topic: ${JSON.stringify(topic)} is not one of ${taken}` };
+  }
+  if (config.filter === undefined) return null;
+  const detail = matchFilter(config.filter as Filter, { body: identity.json, headers, topic });
+  return detail === null ? null : { action, reason: 'filtered', detail };
+}
+
+export interface Plan {
+  /** Sorted by ID so that concurrent transactions lock task rows in the same order. */
+  tasks: NewTask[];
+  skipped: SkippedAction[];
+}
+
 /**
- * One task per action whose `topics` admit this delivery, each with an ID derived from source, task key
- * and action. Sorted by ID so that concurrent transactions lock task rows in the same order.
+ * One task per action whose `topics` and `filter` admit this delivery, each with an ID derived from source, task
+ * key and action, and with its body shaped by the action's transform, if it has one: computed here, once, before
+ * anyone approves it or it is sent. The actions that make no task are listed with why.
  */
-export function planTasks(sourceId: string, source: SourceConfig, identity: Identity, headers: Headers): NewTask[] {
+export async function planTasks(
+  sourceId: string,
+  source: SourceConfig,
+  content: DeliveryContent,
+  requestHeaders: Headers,
+  transforms: Transforms,
+): Promise<Plan> {
+  const { identity } = content;
   // Before the key: a notice lacks the business fields a taskKey names, and refusing it would fail the hook's test.
-  if (identity.informational) return [];
-  const key = renderTaskKey(source.taskKey, identity, headers);
-  const admitted = Object.entries(source.actions).filter(
-    ([, config]) => !config.topics || (identity.topic !== null && config.topics.includes(identity.topic)),
-  );
+  if (identity.informational) return { tasks: [], skipped: [] };
+  const key = renderTaskKey(source.taskKey, identity, requestHeaders);
+  const skipped: SkippedAction[] = [];
+  const admitted: [string, ActionConfig][] = [];
+  for (const [action, config] of Object.entries(source.actions)) {
+    const skip = skipOf(action, config, content);
+    if (skip) skipped.push(skip);
+    else admitted.push([action, config]);
+  }
   const admittedIds = new Set(admitted.map(([action]) => action));
-  const planned = admitted.map(([action, config]): NewTask => ({
-    id: taskId(sourceId, key, action),
-    action,
-    state: config.approval === 'required' ? TASK_STATES.awaitingApproval : TASK_STATES.pending,
-    // A step waits only for a sibling this delivery also feeds; waiting for one it never creates would be forever.
-    afterTaskId: config.after !== undefined && admittedIds.has(config.after) ? taskId(sourceId, key, config.after) : null,
-  }));
-  return planned.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const planned = await Promise.all(
+    admitted.map(async ([action, config]): Promise<NewTask> => {
+      const id = taskId(sourceId, key, action);
+      const task: NewTask = {
+        id,
+        action,
+        state: config.approval === 'required' ? TASK_STATES.awaitingApproval : TASK_STATES.pending,
+        // A step waits only for a sibling this delivery also feeds; waiting for one it never creates would be forever.
+        afterTaskId: config.after !== undefined && admittedIds.has(config.after) ? taskId(sourceId, key, config.after) : null,
+      };
+      const shaped = await transforms.shape(sourceId, action, { ...content, taskId: id });
+      if (shaped === null) return task;
+      return 'error' in shaped ? { ...task, state: TASK_STATES.failed, transformError: shaped.error } : { ...task, shaped };
+    }),
+  );
+  return { tasks: planned.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), skipped };
 }

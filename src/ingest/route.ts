@@ -12,6 +12,7 @@ import type { Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
+import type { Transforms } from '../shape/transforms.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
 import { headerRedactor } from './redact.ts';
@@ -23,6 +24,7 @@ export interface IngestDeps {
   store: Store;
   logger: Logger;
   metrics: Metrics;
+  transforms: Transforms;
 }
 
 /** Receipts written in one transaction at most; a batch also stops before 8 MiB of bodies. */
@@ -37,7 +39,7 @@ function answerDeadline(started: number, budgetMs: number): number {
 }
 
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
-export function ingestRoutes({ config, adapters, store, logger, metrics }: IngestDeps): Hono {
+export function ingestRoutes({ config, adapters, store, logger, metrics, transforms }: IngestDeps): Hono {
   const app = new Hono();
   const admission = new Admission(config);
   const stallMs = config.limits.writeStallMs;
@@ -80,7 +82,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
       const request = c.req.raw;
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
-      const planned = planTasks(sourceId, source, identity, request.headers);
+      const headers = redactors.get(sourceId)!(incoming.headers);
+      const plan = await planTasks(sourceId, source, { identity, headers }, request.headers, transforms);
       const writing = writer.record({
         id: receiptId(),
         source: sourceId,
@@ -88,11 +91,12 @@ export function ingestRoutes({ config, adapters, store, logger, metrics }: Inges
         eventId: identity.eventId,
         topic: identity.topic,
         occurredAt: identity.occurredAt,
-        headers: redactors.get(sourceId)!(incoming.headers),
+        headers,
         contentType: request.headers.get('content-type'),
         body,
         bodySha256: sha256Hex(body),
-        tasks: planned,
+        tasks: plan.tasks,
+        skipped: plan.skipped,
       });
       // The slot is held until the write settles, not until the answer: a stalled database must not let
       // writes pile up behind 503s.

@@ -61,6 +61,13 @@ export function filterProblems(filter: unknown): FilterProblem[] {
   return problems;
 }
 
+/** Every problem of one M on its own (a lookup's `found`), with paths relative to it. */
+export function matcherProblems(m: unknown): FilterProblem[] {
+  const problems: FilterProblem[] = [];
+  collect(m, [], problems);
+  return problems;
+}
+
 function collect(m: unknown, path: (string | number)[], problems: FilterProblem[]): void {
   if (isList(m)) {
     m.forEach((element, i) => collect(element, [...path, i], problems));

@@ -47,6 +47,9 @@ export const allowedFrom = (kind: OperatorKind, state: string): boolean =>
  */
 export const NEEDS_BODY: readonly OperatorKind[] = ['retry', 'replay'];
 
-/** The decisions a person can take on a task in `state`, without those a purged body rules out. */
-export const decisionsFor = (state: string, bodyPurged = false): TaskDecision[] =>
-  TASK_DECISIONS.filter((kind) => allowedFrom(kind, state) && !(bodyPurged && NEEDS_BODY.includes(kind)));
+/**
+ * The decisions a person can take on a task in `state`, without those a purged body rules out, nor a replay of a
+ * task whose transform failed: it was never sent, and its retry computes the transform again.
+ */
+export const decisionsFor = (state: string, bodyPurged = false, unshaped = false): TaskDecision[] =>
+  TASK_DECISIONS.filter((kind) => allowedFrom(kind, state) && !(bodyPurged && NEEDS_BODY.includes(kind)) && !(unshaped && kind === 'replay'));

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   customType,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -26,6 +27,13 @@ const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 const insertingTransaction = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
 const txid = () => insertingTransaction('txid').notNull().default(sql`pg_current_xact_id()`);
 
+/** An action that made no task of a delivery: `detail` names the field, its value and the condition. */
+export interface SkippedAction {
+  action: string;
+  reason: 'topic' | 'filtered';
+  detail: string;
+}
+
 /** Every receipt that verified, with the decision taken on it; the log an operator reads. */
 export const deliveries = pgTable(
   'deliveries',
@@ -48,6 +56,8 @@ export const deliveries = pgTable(
     contentType: text('content_type'),
     bodySha256: text('body_sha256').notNull(),
     bodyBytes: integer('body_bytes').notNull(),
+    /** The actions that made no task of this delivery, and why: a topic or a filter that did not match. */
+    skipped: jsonb('skipped').$type<SkippedAction[]>(),
   },
   (t) => [
     // A receipt's repeats, for the operator's view of it. Partial: a receipt accepted first needs no entry.
@@ -119,6 +129,13 @@ export const tasks = pgTable(
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: at('lease_expires_at'),
     lastError: text('last_error'),
+    /**
+     * Why the action's transform made no body of the delivery: the task failed before any send, and `body` holds
+     * the delivery's bytes, so that a retry after the config is fixed computes the transform again.
+     */
+    transformError: text('transform_error'),
+    /** Where the request of the attempt in progress goes: a destination's `maxInFlight` counts these. */
+    requestOrigin: text('request_origin'),
     resultReference: text('result_reference'),
     /** The person who took a task that needs one; null while nobody has. */
     owner: text('owner'),
@@ -202,6 +219,16 @@ export const destinations = pgTable('destinations', {
   pausedAt: at('paused_at'),
   pausedReason: text('paused_reason'),
   updatedAt: at('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * A rate-limited origin's token bucket, shared by every worker: `tokens` as of `refilledAt`, refilled since at
+ * the configured rate up to the burst. The limits themselves are config, passed with each claim.
+ */
+export const destinationBudgets = pgTable('destination_budgets', {
+  origin: text('origin').primaryKey(),
+  tokens: doublePrecision('tokens').notNull(),
+  refilledAt: at('refilled_at').notNull().defaultNow(),
 });
 
 /**

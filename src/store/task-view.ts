@@ -26,6 +26,10 @@ async function readTaskView(db: Db, id: string) {
       bodySha256: tasks.bodySha256,
       /** Retention purged the stored bytes: the task can no longer be sent. */
       bodyPurged: sql<boolean>`${tasks.body} is null`,
+      bodyBytes: sql<number | null>`octet_length(${tasks.body})`,
+      /** The start of the stored bytes, one past what is shown: enough to tell that more was left out. */
+      bodyStart: sql<Uint8Array | null>`substring(${tasks.body} from 1 for ${BODY_SHOWN + 1})`,
+      transformError: tasks.transformError,
       afterTaskId: tasks.afterTaskId,
       replayOf: tasks.replayOf,
       /** A replay down the task's chain (of it, or of a replay of it) that succeeded: the effect exists. */
@@ -45,6 +49,7 @@ async function readTaskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
+  const { bodyStart, ...row } = task;
   const ledger = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
   const actions = await db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id));
   const replays = await db
@@ -53,7 +58,30 @@ async function readTaskView(db: Db, id: string) {
     .where(eq(tasks.replayOf, id))
     // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
     .orderBy(asc(tasks.createdAt), asc(tasks.id));
-  return { ...task, ledger, operatorActions: actions, replays };
+  return { ...row, body: shownBody(bodyStart), ledger, operatorActions: actions, replays };
+}
+
+/** How much of a task's stored bytes its view shows: a shaped API request whole, a large delivery's start. */
+const BODY_SHOWN = 64 * 1024;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The bytes every attempt sends (those a person approves), as text; null when they are not text. Cut at a
+ * character boundary, so a cut never shows a broken character.
+ */
+function shownBody(start: Uint8Array | null): { text: string; truncated: boolean } | null {
+  if (start === null) return null;
+  const bytes = new Uint8Array(start);
+  const truncated = bytes.byteLength > BODY_SHOWN;
+  let end = Math.min(bytes.byteLength, BODY_SHOWN);
+  // Back to the first byte of the character the cut lands in (continuation bytes are 10xxxxxx).
+  if (truncated) while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  try {
+    return { text: utf8.decode(bytes.subarray(0, end)), truncated };
+  } catch {
+    return null;
+  }
 }
 
 export type TaskView = NonNullable<Awaited<ReturnType<typeof taskView>>>;

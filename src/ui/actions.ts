@@ -2,7 +2,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { note as noteSchema } from '../api/input.ts';
 import { refused } from '../api/tasks.ts';
-import { approveTask, assignTask, cancelTask, resolveTask, retryTask, type OperatorOutcome } from '../store/atomic/operator.ts';
+import { retryDecision } from '../api/retry.ts';
+import { approveTask, assignTask, cancelTask, resolveTask, type OperatorOutcome } from '../store/atomic/operator.ts';
 import { replayTask } from '../store/atomic/replay.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
 import type { OperatorKind } from '../store/operator-rules.ts';
@@ -53,7 +54,7 @@ export async function decideFromForm(c: Context<UiEnv>, deps: UiDeps, kind: Oper
       break;
     }
     case 'retry':
-      outcome = await retryTask(db, { taskId, ...who });
+      outcome = await retryDecision(deps, taskId, who);
       break;
     case 'cancel':
       outcome = await cancelTask(db, { taskId, ...who });

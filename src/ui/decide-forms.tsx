@@ -50,10 +50,18 @@ export function InlineDecisions({ taskId, state, bodyPurged, csrf, back }: { tas
  * The task page's decision cards: each with what it does and a required note. The replay card carries the
  * latest replay the page shows (`latestReplay`, or "none"), so submitting it twice makes one replay.
  */
-export function DecisionCards(props: { taskId: string; state: string; bodyPurged: boolean; owner: string | null; latestReplay: string | null; csrf: string }) {
-  const { taskId, state, bodyPurged, owner, latestReplay, csrf } = props;
+export function DecisionCards(props: {
+  taskId: string;
+  state: string;
+  bodyPurged: boolean;
+  unshaped: boolean;
+  owner: string | null;
+  latestReplay: string | null;
+  csrf: string;
+}) {
+  const { taskId, state, bodyPurged, unshaped, owner, latestReplay, csrf } = props;
   const base = `/ui/tasks/${encodeURIComponent(taskId)}`;
-  const kinds: OperatorKind[] = [...decisionsFor(state, bodyPurged), ...((OPERATOR_RULES.assign.from as readonly string[]).includes(state) ? (['assign'] as const) : [])];
+  const kinds: OperatorKind[] = [...decisionsFor(state, bodyPurged, unshaped), ...((OPERATOR_RULES.assign.from as readonly string[]).includes(state) ? (['assign'] as const) : [])];
   if (kinds.length === 0) return <p class="muted">No decision is open in this state.</p>;
   return (
     <div class="decisions">

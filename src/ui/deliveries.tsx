@@ -183,7 +183,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
       <h2>Tasks</h2>
       <div class="panel">
         {view.tasks.length === 0 ? (
-          <div class="empty">No task: no configured action takes this topic.</div>
+          <div class="empty">{view.skipped.length > 0 ? 'No task: no action took this delivery (below).' : 'No task: no configured action takes this topic.'}</div>
         ) : (
           <table>
             <thead>
@@ -215,6 +215,34 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
           </table>
         )}
       </div>
+
+      {view.skipped.length > 0 ? (
+        <>
+          <h2>Actions that made no task</h2>
+          <div class="panel">
+            <table>
+              <thead>
+                <tr>
+                  <th>Action</th>
+                  <th>Why</th>
+                  <th>What did not match</th>
+                </tr>
+              </thead>
+              <tbody>
+                {view.skipped.map((skip) => (
+                  <tr>
+                    <td>{skip.action}</td>
+                    <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
+                    <td class="wrap">
+                      <code>{skip.detail}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : null}
 
       {view.repeats.length > 0 ? (
         <>

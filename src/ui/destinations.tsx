@@ -1,18 +1,25 @@
 import type { Context } from 'hono';
-import { destinations } from '../api/destinations.ts';
+import { destinations, type DestinationWithUse } from '../api/destinations.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, Time } from './format.tsx';
 import { Csrf, page } from './layout.tsx';
 
+function limitWords(limit: NonNullable<DestinationWithUse['limit']>, tokens: number | null): string {
+  const rate = limit.perSecond === null ? null : `${limit.perSecond}/s, burst ${limit.burst}${tokens === null ? '' : ` (${Math.floor(tokens)} left)`}`;
+  const flight = limit.maxInFlight === null ? null : `${limit.maxInFlight} at once`;
+  return [rate, flight].filter(Boolean).join(' · ');
+}
+
 /** Each downstream origin's standing, and the way out of a pause once its credentials are fixed. */
 export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
-  const items = await destinations(deps.store, deps.config);
+  const items = await destinations(deps.store, deps.config, 'with use');
   const body = (
     <>
       <h1>Destinations</h1>
       <p class="lede">
         A destination cools down after a 429 or 503 and is paused after a 401 or 403 until a person resumes it. Tasks that failed on the
-        refusal stay failed: retry them from the attention queue.
+        refusal stay failed: retry them from the attention queue. A destination with limits gets no more requests a second, and no
+        more at once, than its limits allow, from all instances together; its other tasks wait, pending.
       </p>
       <div class="panel">
         <table>
@@ -21,6 +28,9 @@ export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
               <th>Origin</th>
               <th>Status</th>
               <th>Actions</th>
+              <th>Limits</th>
+              <th>In flight</th>
+              <th>Waiting</th>
               <th>Why</th>
               <th>Since / until</th>
               <th>Resume</th>
@@ -36,6 +46,12 @@ export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
                   <Badge value={d.status} />
                 </td>
                 <td class="wrap">{d.actions.join(', ') || <span class="muted">none configured</span>}</td>
+                <td class="nowrap">{d.limit ? limitWords(d.limit, d.tokens) : <span class="muted">none</span>}</td>
+                <td>
+                  {d.inFlight}
+                  {d.limit?.maxInFlight ? <span class="muted"> / {d.limit.maxInFlight}</span> : null}
+                </td>
+                <td>{d.waiting}</td>
                 <td class="wrap err">{d.pausedReason ?? ''}</td>
                 <td class="nowrap">{d.status === 'paused' ? <Time at={d.pausedAt} /> : d.status === 'cooling' ? <Time at={d.cooldownUntil} /> : <span class="muted">—</span>}</td>
                 <td>

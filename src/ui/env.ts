@@ -3,6 +3,7 @@ import type { SignInThrottle } from '../api/sign-in-throttle.ts';
 import type { AdminTokens } from '../api/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
+import type { Transforms } from '../shape/transforms.ts';
 import type { Stats } from '../store/queries/stats.ts';
 
 /** What every dashboard handler knows: who is signed in, and the CSRF token its forms must carry. */
@@ -16,4 +17,5 @@ export interface UiDeps {
   /** The process's stats reader (its tallies count what arrived since the last view). */
   stats: () => Promise<Stats>;
   throttle: SignInThrottle;
+  transforms: Transforms;
 }

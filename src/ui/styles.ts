@@ -18,6 +18,7 @@ a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 code, .mono { font-family: var(--mono); font-size: 0.92em; }
 code.id { white-space: nowrap; }
+pre.body { font-family: var(--mono); font-size: 12.5px; margin: 0; padding: 12px 14px; white-space: pre-wrap; word-break: break-all; max-height: 420px; overflow: auto; }
 .muted { color: var(--muted); }
 .err { color: var(--bad-ink); }
 .nowrap { white-space: nowrap; }

@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { destinationOf } from '../api/destinations.ts';
 import { explainTask } from '../api/explain.ts';
+import { requestOf } from '../api/tasks.ts';
 import { HttpError } from '../errors.ts';
-import { taskBodySize } from '../store/queries/task-body.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
 import { DecisionCards } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -26,8 +26,9 @@ function detailWords(detail: Record<string, unknown> | null): string {
 /** One task: where it stands, what a person must decide, its run ledger and every decision taken. */
 export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
   const id = c.req.param('id') ?? '';
-  const [task, size] = await Promise.all([taskView(deps.store.db, id), taskBodySize(deps.store.db, id)]);
+  const task = await taskView(deps.store.db, id);
   if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
+  const request = requestOf(deps.config, task);
   const { summary, nextDecision } = explainTask(task, await destinationOf(deps.store, deps.config, task), await predecessorOf(deps.store.db, task));
 
   const body = (
@@ -74,13 +75,32 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
           <dd>{task.state === 'pending' || task.state === 'outcome_unknown' ? <Time at={task.nextAttemptAt} /> : <span class="muted">—</span>}</dd>
           <dt>Stored body</dt>
           <dd>
-            {size === null ? <span class="muted">purged by retention</span> : bytes(size)}
+            {task.bodyBytes === null ? <span class="muted">purged by retention</span> : bytes(task.bodyBytes)}
             {task.contentType ? <span class="muted"> · {task.contentType}</span> : null}
           </dd>
           <dt>sha256</dt>
           <dd>
             <Id value={task.bodySha256} max={17} />
           </dd>
+          {request ? (
+            <>
+              <dt>Request</dt>
+              <dd>
+                <code>
+                  {request.method} {request.url}
+                </code>
+                {request.headers.length > 0 ? <span class="muted"> · headers {request.headers.join(', ')} (values not shown)</span> : null}
+              </dd>
+            </>
+          ) : null}
+          {task.transformError ? (
+            <>
+              <dt>Transform</dt>
+              <dd>
+                <span class="err">failed: {task.transformError}</span>
+              </dd>
+            </>
+          ) : null}
           <dt>Reference</dt>
           <dd>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</dd>
           <dt>Last error</dt>
@@ -104,11 +124,22 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
         </dl>
       </div>
 
+      {task.body ? (
+        <>
+          <h2>{task.transformError ? "The delivery's bytes, kept for the transform" : 'What every attempt sends'}</h2>
+          <div class="panel">
+            <pre class="body">{task.body.text}</pre>
+            {task.body.truncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
+          </div>
+        </>
+      ) : null}
+
       <h2>Decide</h2>
       <DecisionCards
         taskId={task.id}
         state={task.state}
         bodyPurged={task.bodyPurged}
+        unshaped={task.transformError !== null}
         owner={task.owner}
         latestReplay={task.replays.at(-1)?.id ?? null}
         csrf={c.get('csrf')}

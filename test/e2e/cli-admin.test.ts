@@ -73,7 +73,7 @@ describe('oncehook admin commands against a running server', () => {
 
   it('replays in bulk after a dry run that counts first', async () => {
     const dry = await json('replay', '--state', 'succeeded', '--action', 'hang', '--note', 'resend', '--dry-run');
-    expect(dry).toEqual({ dryRun: true, kind: 'replay', count: 1, skippedBodyPurged: 0, skippedByReplay: 0 });
+    expect(dry).toEqual({ dryRun: true, kind: 'replay', count: 1, skippedBodyPurged: 0, skippedByReplay: 0, skippedTransformFailed: 0 });
     const done = await json('replay', '--state', 'succeeded', '--action', 'hang', '--note', 'resend');
     expect(done.count).toBe(1);
     expect((await json('show', done.tasks[0])).replayOf).toBe(held);

@@ -334,7 +334,7 @@ describe('bulk retry and replay', () => {
       await gateway.store.db.execute(sql`update tasks set source = ${source} where id in (${crm}, ${mail})`);
     }
     const dry = await api('/api/tasks/bulk/retry', { body: { source, note: 'the CRM is fixed', dryRun: true } });
-    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 3, skippedBodyPurged: 0, skippedByReplay: 0 });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 3, skippedBodyPurged: 0, skippedByReplay: 0, skippedTransformFailed: 0, transformAgain: 0 });
     const stillFailed = await api(`/api/tasks?source=${source}&state=failed`);
     expect(stillFailed.json.items).toHaveLength(3);
 
@@ -369,7 +369,7 @@ describe('bulk retry and replay', () => {
     await setState(gateway.store.db, unsettled, 'outcome_unknown');
     const filter = { source, state: 'failed', note: 'the CRM is back' };
     const dry = await api('/api/tasks/bulk/replay', { body: { ...filter, dryRun: true } });
-    expect(dry.json).toEqual({ dryRun: true, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1, skippedTransformFailed: 0 });
     // The three replays it makes are on their way too once it answers: the count is of the task it passed over.
     const replayed = await api('/api/tasks/bulk/replay', { body: filter });
     expect(replayed.json).toMatchObject({ dryRun: false, kind: 'replay', count: 3, skippedBodyPurged: 0, skippedByReplay: 1 });
@@ -385,9 +385,19 @@ describe('bulk retry and replay', () => {
     }
     await Promise.all([purgeBody(made[0]!.crm), purgeBody(made[0]!.mail), purgeBody(made[1]!.mail)]);
     const dry = await api('/api/tasks/bulk/retry', { body: { source, state: 'failed', note: 'the CRM is fixed', dryRun: true } });
-    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 1, skippedBodyPurged: 1, skippedByReplay: 0 });
+    expect(dry.json).toEqual({ dryRun: true, kind: 'retry', count: 1, skippedBodyPurged: 1, skippedByReplay: 0, skippedTransformFailed: 0, transformAgain: 0 });
     const retried = await api('/api/tasks/bulk/retry', { body: { source, state: 'failed', note: 'the CRM is fixed' } });
-    expect(retried.json).toEqual({ dryRun: false, kind: 'retry', count: 1, tasks: [made[1]!.crm], skippedBodyPurged: 1, skippedByReplay: 0 });
+    expect(retried.json).toEqual({
+      dryRun: false,
+      kind: 'retry',
+      count: 1,
+      tasks: [made[1]!.crm],
+      skippedBodyPurged: 1,
+      skippedByReplay: 0,
+      skippedTransformFailed: 0,
+      transformAgain: 0,
+      transformErrors: [],
+    });
     const replayed = await api('/api/tasks/bulk/replay', { body: { source, state: 'succeeded', note: 'resend' } });
     expect(replayed.json).toMatchObject({ count: 0, tasks: [], skippedBodyPurged: 2 });
   });

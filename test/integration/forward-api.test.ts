@@ -51,7 +51,9 @@ describe('admin API for forwarding', () => {
     expect(response.status).toBe(200);
     const view = await response.json();
     expect(view).toMatchObject({ id, state: 'awaiting_approval', attempts: 0, ledger: [], operatorActions: [] });
-    expect(view.body).toBeUndefined();
+    // The bytes a person approves, as text; the default delivery's body, sent as received.
+    expect(view.body).toEqual({ text: JSON.stringify({ id: 450789469, email: 'jon@example.com', total_price: '10.00' }), truncated: false });
+    expect(view.bodyBytes).toBe(view.body.text.length);
     expect((await api('/api/tasks/t_unknown')).status).toBe(404);
   });
 

@@ -16,5 +16,6 @@ export function shopReceipt(deliveryId: string, eventId: string, taskKey = event
     body,
     bodySha256: sha256Hex(body),
     tasks: [{ id: taskId('shop', taskKey, 'crm'), action: 'crm', state: 'pending', afterTaskId: null }],
+    skipped: [],
   };
 }

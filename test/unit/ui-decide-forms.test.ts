@@ -17,7 +17,7 @@ describe('decision forms', () => {
 
   it('on the task page: the replay card sends the latest replay it shows, or "none"', () => {
     const card = (latestReplay: string | null) =>
-      html(jsx(DecisionCards, { taskId: 't_1', state: 'succeeded', bodyPurged: false, owner: null, latestReplay, csrf: 'c' }));
+      html(jsx(DecisionCards, { taskId: 't_1', state: 'succeeded', bodyPurged: false, unshaped: false, owner: null, latestReplay, csrf: 'c' }));
     expect(card(null)).toContain('<input type="hidden" name="after" value="none"/>');
     expect(card('t_2')).toContain('<input type="hidden" name="after" value="t_2"/>');
     expect(card('t_2')).toMatch(/Already replayed, latest as t_2/);

@@ -19,6 +19,7 @@ function dashboard() {
     stats: {} as never,
     tokens,
     throttle: new SignInThrottle(logger),
+    transforms: {} as never,
   };
   const app = new Hono().route('/ui', uiRoutes(deps));
   /** A sign-in form as the browser gets it: its nonce, in the cookie and the form. */

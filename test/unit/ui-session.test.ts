@@ -112,6 +112,7 @@ describe('the dashboard routes without a database', () => {
     logger: console as never,
     stats: {} as never,
     throttle: new SignInThrottle(createLogger('silent')),
+    transforms: {} as never,
   };
 
   it('are off, saying why, when no admin token is configured', async () => {

@@ -36,8 +36,25 @@ const replayed = sql`(exists (select 1 from tasks r where r.replay_of is not nul
  */
 const byReplay = sql`(${replayed} or ${heldByRunningReplay})`;
 
-/** The tasks the filter selects in a state the decision is allowed from, with a body to send. */
-const sendable = (kind: BulkDecision, filter: TaskFilter) => sql`${bulkAllowed(kind, filter)} and tasks.body is not null`;
+/**
+ * The tasks the filter selects in a state the decision is allowed from, with a body to send: not one whose
+ * transform failed, which holds its delivery's bytes for the transform to be computed again (see `unshaped`).
+ */
+const sendable = (kind: BulkDecision, filter: TaskFilter) =>
+  sql`${bulkAllowed(kind, filter)} and tasks.body is not null and tasks.transform_error is null`;
+
+/** The tasks the filter selects, allowed from their state, that failed at their transform with their bytes kept. */
+const unshaped = (kind: BulkDecision, filter: TaskFilter) =>
+  sql`${bulkAllowed(kind, filter)} and tasks.body is not null and tasks.transform_error is not null`;
+
+/**
+ * The tasks whose transform failed that a bulk decision selects: a retry computes each one's transform again, one
+ * task at a time (as a retry of one does); a replay passes over them, as it refuses one: nothing was ever sent.
+ */
+export async function unshapedTasks(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<string[]> {
+  const rows = await rowsOf<{ id: string }>(db, sql`select tasks.id from ${unshaped(kind, filter)} order by tasks.id`);
+  return rows.map((row) => row.id);
+}
 
 /** The tasks a bulk decision would change. */
 const bulkTargets = (kind: BulkDecision, filter: TaskFilter) => sql`${sendable(kind, filter)} and not (${byReplay})`;

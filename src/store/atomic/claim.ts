@@ -8,6 +8,7 @@
  * Every time is the database's now(): workers on several hosts never compare their own clocks.
  */
 import { sql } from 'drizzle-orm';
+import type { DestinationLimit } from '../../config/destinations.ts';
 import type { Db } from '../connect.ts';
 import { TASKS_CHANNEL, type TaskState } from '../decisions.ts';
 import { PREPARED } from '../prepared.ts';
@@ -19,6 +20,8 @@ export interface ClaimRoute {
   action: string;
   /** The downstream origin: cooldowns and pauses apply to it. */
   destination: string;
+  /** Where the action's lookups go, when it has one: a destination's limits count them there. */
+  lookupDestination: string | null;
   keyed: boolean;
   keyRetentionMs: number;
   lookup: boolean;
@@ -76,6 +79,24 @@ export async function claimTasks(
   return { tasks, at: rows[0]!.claimedAt };
 }
 
+/**
+ * Claims due tasks of actions a destination limits (config `destinations`): at most as many as every origin of the
+ * group allows now — requests in progress under `maxInFlight`, tokens in the bucket of `rateLimit` — counted and
+ * taken under the origins' locks, so the limits hold across every worker of every instance. The claim itself is
+ * `oncehook_claim_tasks`'s; `oncehook_claim_limited` (migration 0013) wraps it.
+ */
+export async function claimLimited(
+  db: Db,
+  input: { owner: string; routes: readonly ClaimRoute[]; limits: readonly DestinationLimit[]; limit: number },
+): Promise<ClaimedTask[]> {
+  if (input.limit <= 0 || input.routes.length === 0) return [];
+  return rowsOf<ClaimedTask>(
+    db,
+    sql`${PREPARED}select * from oncehook_claim_limited(${input.owner}, ${JSON.stringify(input.routes)}::jsonb,
+        ${JSON.stringify(input.limits)}::jsonb, ${input.limit}::int)`,
+  );
+}
+
 export interface Claim {
   tasks: ClaimedTask[];
   /** When the claim looked, as the database writes the time (to the microsecond); null when it did not ask. */
@@ -86,7 +107,7 @@ export interface Claim {
  * Milliseconds until the next task may be due (0 when one already is), or null when nothing waits.
  * `claimedAt`: when the last claim looked, in database time (null: just now).
  */
-export async function nextDueInMs(db: Db, claimedAt: string | null): Promise<number | null> {
+export async function nextDueInMs(db: Db, claimedAt: string | null, rateLimits: readonly DestinationLimit[] = []): Promise<number | null> {
   // Only times after the last claim: a task due before it and not claimed is either locked by another worker
   // or blocked (a paused destination, a step waiting for its sibling), and a notification or the poll brings
   // it back; one that fell due since (a short backoff) is due now. The claim's time is the database's own:
@@ -94,13 +115,22 @@ export async function nextDueInMs(db: Db, claimedAt: string | null): Promise<num
   // retry that fell due in between, and the retry waited for the poll. No `greatest(0, …)` in the statement:
   // it skips nulls, so "nothing waits" came back as 0, and an idle forwarder looked again every 10 ms instead
   // of every poll (measured: 160 statements a second on an idle gateway).
+  // A rate-limited origin whose bucket ran dry holds its tasks until its next token: then they may be claimed.
+  const nextToken =
+    rateLimits.length === 0
+      ? sql``
+      : sql`, (select min(b.refilled_at + (1 - b.tokens) / l."perSecond" * interval '1 second')
+          from destination_budgets b
+          join jsonb_to_recordset(${JSON.stringify(rateLimits)}::jsonb) as l(origin text, "perSecond" float8) on l.origin = b.origin
+          where l."perSecond" is not null and b.tokens < 1
+            and b.refilled_at + (1 - b.tokens) / l."perSecond" * interval '1 second' > now())`;
   const [row] = await rowsOf<{ ms: number | null }>(
     db,
     sql`${PREPARED}select (extract(epoch from least(
         (select min(next_attempt_at) from tasks where state in ('pending', 'outcome_unknown')
            and next_attempt_at > coalesce(${claimedAt}::timestamptz, now())),
         (select min(cooldown_until) from destinations where cooldown_until > now()),
-        (select min(lease_expires_at) from tasks where state = 'in_progress')
+        (select min(lease_expires_at) from tasks where state = 'in_progress')${nextToken}
       ) - now()) * 1000)::float8 as ms`,
   );
   const ms = row?.ms ?? null;

@@ -26,7 +26,17 @@ export type OperatorOutcome<T extends object = object> =
    * Refused: the task's state then (null: no such task), whether its body was purged, and for a replay, an
    * earlier replay of it that has not finished, or a latest replay other than the one the person saw.
    */
-  | { done: false; state: string | null; bodyPurged: boolean; unsettledReplay?: string; unseenReplay?: ReplaySeen };
+  | {
+      done: false;
+      state: string | null;
+      bodyPurged: boolean;
+      unsettledReplay?: string;
+      unseenReplay?: ReplaySeen;
+      /** The task failed at its transform: it has no bytes to send until the transform is computed again. */
+      unshaped?: boolean;
+      /** Why the transform, computed again for a retry, made no body either. */
+      transformError?: string;
+    };
 
 /** A replay asked for from a view that saw `after` as the task's latest replay (null: none), where it is `latest`. */
 export interface ReplaySeen {
@@ -43,19 +53,20 @@ interface Guarded {
 }
 
 async function guardedChange(db: Db, change: Guarded, who: Decider): Promise<OperatorOutcome> {
-  // A send follows: the stored bytes must still be there.
+  // A send follows: the stored bytes must still be there, and be the ones to send (not a delivery's bytes kept
+  // for a transform that failed on them).
   const needsBody = NEEDS_BODY.includes(change.kind);
-  const [row] = await rowsOf<{ state: string | null; purged: boolean | null; done: boolean }>(
+  const [row] = await rowsOf<{ state: string | null; purged: boolean | null; unshaped: boolean | null; done: boolean }>(
     db,
     sql`
     with current as (
-      select id, state, body is null as purged from tasks where id = ${change.taskId} for update
+      select id, state, body is null as purged, transform_error is not null as unshaped from tasks where id = ${change.taskId} for update
     ),
     changed as (
       update tasks t set ${change.set}, updated_at = now()
       from current c
       where t.id = c.id and c.state in ${inList(OPERATOR_RULES[change.kind].from)}
-        and (not ${needsBody} or not c.purged)
+        and (not ${needsBody} or not (c.purged or c.unshaped))
       returning t.id, c.state as was
     ),
     noted as (
@@ -64,12 +75,12 @@ async function guardedChange(db: Db, change: Guarded, who: Decider): Promise<Ope
       from changed
       returning id
     )
-    select (select state from current) as state, (select purged from current) as purged,
+    select (select state from current) as state, (select purged from current) as purged, (select unshaped from current) as unshaped,
       exists (select 1 from changed) as done,
       (select count(*) from changed, pg_notify(${TASKS_CHANNEL}, '')) as notified`,
   );
   if (row?.done) return { done: true };
-  return { done: false, state: row?.state ?? null, bodyPurged: row?.purged ?? false };
+  return { done: false, state: row?.state ?? null, bodyPurged: row?.purged ?? false, ...(row?.unshaped ? { unshaped: true } : {}) };
 }
 
 /** A person confirms the effect exists (done by hand, or found downstream): the task succeeds with their reference. */
@@ -102,6 +113,69 @@ export function retryTask(db: Db, input: { taskId: string } & Decider): Promise<
     },
     input,
   );
+}
+
+/** A task whose transform failed, as a retry shapes it again: its delivery's bytes and what the transform reads. */
+export interface Unshaped {
+  source: string;
+  action: string;
+  eventId: string;
+  topic: string | null;
+  /** The sender's delivery ID, and the receipt's headers as recorded. */
+  deliveryId: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  bodySha256: string;
+}
+
+/** The delivery a failed transform is computed again from, or null when the task is not one whose transform failed. */
+export async function unshapedTask(db: Db, taskId: string): Promise<Unshaped | null> {
+  const [row] = await rowsOf<Unshaped>(
+    db,
+    sql`select t.source, t.action, t.event_id as "eventId", t.topic, d.delivery_id as "deliveryId", d.headers, t.body,
+          t.body_sha256 as "bodySha256"
+        from tasks t join deliveries d on d.id = t.delivery_id
+        where t.id = ${taskId} and t.transform_error is not null and t.body is not null`,
+  );
+  return row ?? null;
+}
+
+/**
+ * A person's retry of a task whose transform failed, with what the transform makes of its delivery now (null: the
+ * action has no transform now, and the delivery's bytes are sent as received). The task goes on as a new one would:
+ * to a person's approval where its action asks for one, else due now. Only from the failed task read before
+ * (`bodySha256`), so a retry racing another changes it once.
+ */
+export async function retryShaped(
+  db: Db,
+  input: { taskId: string; bodySha256: string; shaped: { body: Uint8Array; contentType: string; bodySha256: string } | null; approval: boolean } & Decider,
+): Promise<OperatorOutcome> {
+  const next = input.approval ? TASK_STATES.awaitingApproval : TASK_STATES.pending;
+  const bytes = input.shaped
+    ? sql`body = ${Buffer.from(input.shaped.body)}, content_type = ${input.shaped.contentType}, body_sha256 = ${input.shaped.bodySha256},`
+    : sql``;
+  const [row] = await rowsOf<{ done: boolean; state: string | null }>(
+    db,
+    sql`
+    with current as (select id, state from tasks where id = ${input.taskId} for update),
+    changed as (
+      update tasks t set ${bytes} transform_error = null, last_error = null, state = ${next}, next_attempt_at = now(), updated_at = now()
+      from current c
+      where t.id = c.id and c.state = ${TASK_STATES.failed} and t.transform_error is not null and t.body_sha256 = ${input.bodySha256}
+      returning t.id, t.body_sha256, c.state as was
+    ),
+    noted as (
+      insert into operator_actions (task_id, kind, actor, note, detail)
+      select id, 'retry', ${input.actor}, ${input.note},
+        jsonb_build_object('from', was, 'transformed', ${input.shaped !== null}::boolean, 'bodySha256', body_sha256)
+      from changed
+      returning id
+    )
+    select (select state from current) as state, exists (select 1 from changed) as done,
+      (select count(*) from changed, pg_notify(${TASKS_CHANNEL}, '')) as notified`,
+  );
+  if (row?.done) return { done: true };
+  return { done: false, state: row?.state ?? null, bodyPurged: false };
 }
 
 export function cancelTask(db: Db, input: { taskId: string } & Decider): Promise<OperatorOutcome> {

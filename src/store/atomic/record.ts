@@ -9,12 +9,17 @@ import type { Db } from '../connect.ts';
 import { DECISIONS, TASKS_CHANNEL, type Decision, type TaskState } from '../decisions.ts';
 import { PREPARED } from '../prepared.ts';
 import { batchJson, rowsOf } from '../rows.ts';
+import type { SkippedAction } from '../schema.ts';
 
 export interface NewTask {
   id: string;
   action: string;
   state: TaskState;
   afterTaskId: string | null;
+  /** What the action's transform made of the delivery: the task's own bytes; absent, it sends the receipt's. */
+  shaped?: { body: Uint8Array; contentType: string; bodySha256: string };
+  /** Why the action's transform made nothing: the task is created failed, keeping the receipt's bytes for a retry. */
+  transformError?: string;
 }
 
 export interface ReceiptInput {
@@ -30,6 +35,8 @@ export interface ReceiptInput {
   bodySha256: string;
   /** The tasks this receipt names, sorted by ID so concurrent writers take row locks in one order. */
   tasks: NewTask[];
+  /** The actions that made no task of it, and why. */
+  skipped: SkippedAction[];
 }
 
 export interface TaskSummary {
@@ -76,7 +83,7 @@ interface RecordedRow {
  * a duplicate of the earlier receipt, as it would be of a committed one. The delivery key, the event key,
  * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
  *
- * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004):
+ * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004 and 0013):
  * one round trip per batch instead of one per stage. Measured, the stages' round trips were the gateway's
  * largest cost — each a socket write and a parse — and a batch's latency was their sum.
  */
@@ -100,10 +107,20 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
       occurred_at: input.occurredAt,
       headers: input.headers,
       content_type: input.contentType,
-      body: bodyRead ? Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('base64') : null,
+      body: bodyRead ? base64(input.body) : null,
       body_sha256: input.bodySha256,
       body_bytes: input.body.byteLength,
-      tasks: input.tasks.map((task) => ({ id: task.id, action: task.action, state: task.state, after_task_id: task.afterTaskId })),
+      tasks: input.tasks.map((task) => ({
+        id: task.id,
+        action: task.action,
+        state: task.state,
+        after_task_id: task.afterTaskId,
+        ...(bodyRead && task.shaped
+          ? { body: base64(task.shaped.body), content_type: task.shaped.contentType, body_sha256: task.shaped.bodySha256 }
+          : {}),
+        ...(task.transformError === undefined ? {} : { transform_error: task.transformError }),
+      })),
+      skipped: input.skipped.length > 0 ? input.skipped : null,
     };
   });
   const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
@@ -124,3 +141,5 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
     };
   });
 }
+
+const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');

@@ -87,13 +87,15 @@ export async function replayTask(
           )
           select id from tasks where id = (select id from up where replay_of is null) for update`,
     );
-    const [current] = await rowsOf<{ state: string; purged: boolean }>(
+    const [current] = await rowsOf<{ state: string; purged: boolean; unshaped: boolean }>(
       tx,
-      sql`select state, body is null as purged from tasks where id = ${input.taskId} for update`,
+      sql`select state, body is null as purged, transform_error is not null as unshaped from tasks where id = ${input.taskId} for update`,
     );
     if (!current) return { done: false, state: null, bodyPurged: false };
     const refusal = { done: false, state: current.state, bodyPurged: current.purged } as const;
     if (current.purged || !(OPERATOR_RULES.replay.from as readonly string[]).includes(current.state)) return refusal;
+    // Never sent, and holding its delivery's bytes rather than a body to send: a retry is what it needs.
+    if (current.unshaped) return { ...refusal, unshaped: true };
     if (input.after !== undefined) {
       const [latest] = await rowsOf<{ id: string }>(tx, sql`select id from tasks where replay_of = ${input.taskId} ${LATEST_REPLAY_FIRST} limit 1`);
       const seen = { after: input.after, latest: latest?.id ?? null };

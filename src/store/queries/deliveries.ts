@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { otherDatabasesXids, pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
 import { rowsOf } from '../rows.ts';
+import type { SkippedAction } from '../schema.ts';
 
 export interface DeliveryFilter {
   source?: string | undefined;
@@ -63,6 +64,8 @@ export interface DeliveryView extends DeliveryRow {
   tasks: RelatedTask[];
   /** Later receipts that were decided as repeats of this one. */
   repeats: DeliveryRow[];
+  /** The actions that made no task of this delivery, and why (a topic, a filter); empty when each made one. */
+  skipped: SkippedAction[];
 }
 
 /** The tasks a receipt created, found through task_refs: tasks keeps no index on the receipt. */
@@ -74,7 +77,8 @@ export const tasksOfReceiptSql = (receipt: string): SQL =>
 export async function deliveryView(db: Db, id: string): Promise<DeliveryView | null> {
   const [delivery] = await rowsOf<DeliveryView>(
     db,
-    sql`select ${columns}, d.occurred_at as "occurredAt", d.headers, d.content_type as "contentType", d.body_sha256 as "bodySha256"
+    sql`select ${columns}, d.occurred_at as "occurredAt", d.headers, d.content_type as "contentType", d.body_sha256 as "bodySha256",
+          coalesce(d.skipped, '[]'::jsonb) as skipped
         from deliveries d where d.id = ${id}`,
   );
   if (!delivery) return null;

@@ -26,3 +26,39 @@ export async function listDestinations(db: Db): Promise<DestinationRow[]> {
     updatedAt: new Date(row.updatedAt),
   }));
 }
+
+/** How much of its limits an origin uses now, and how many tasks wait to be sent to it. */
+export interface DestinationUse {
+  /** Requests to it in progress (sends and lookups), from every worker of every instance. */
+  inFlight: number;
+  /** The tokens its bucket holds now, refilled for the time since it was last drawn on; null without a rateLimit. */
+  tokens: number | null;
+  /** Tasks due now of the actions that send to it, not yet claimed: held by a limit, a pause, or simply queued. */
+  waiting: number;
+}
+
+/**
+ * Each origin's use. `routes`: the configured actions as `source:action`, by the origin they send to; `rates`: the
+ * origins with a rateLimit, with it. One statement, so the figures are of one moment.
+ */
+export async function destinationUse(
+  db: Db,
+  routes: { origin: string; route: string }[],
+  rates: { origin: string; perSecond: number; burst: number }[],
+): Promise<Map<string, DestinationUse>> {
+  const rows = await rowsOf<{ origin: string; inFlight: number; tokens: number | null; waiting: number }>(
+    db,
+    sql`with r as (select * from jsonb_to_recordset(${JSON.stringify(routes)}::jsonb) as r(origin text, route text)),
+        l as (select * from jsonb_to_recordset(${JSON.stringify(rates)}::jsonb) as l(origin text, "perSecond" float8, burst int)),
+        origins as (select origin from r union select origin from l union
+          select request_origin from tasks where state = 'in_progress' and request_origin is not null)
+        select o.origin,
+          (select count(*) from tasks t where t.state = 'in_progress' and t.request_origin = o.origin)::int as "inFlight",
+          (select least(l.burst, coalesce(b.tokens + l."perSecond" * extract(epoch from now() - b.refilled_at), l.burst))
+             from l left join destination_budgets b on b.origin = l.origin where l.origin = o.origin) as tokens,
+          (select count(*) from tasks t where t.state in ('pending', 'outcome_unknown') and t.next_attempt_at <= now()
+             and t.source || ':' || t.action in (select route from r where r.origin = o.origin))::int as waiting
+        from origins o`,
+  );
+  return new Map(rows.map(({ origin, ...use }) => [origin, { ...use, tokens: use.tokens === null ? null : Number(use.tokens) }]));
+}

@@ -55,7 +55,7 @@ describe('SignInThrottle', () => {
 
 describe('the admin API', () => {
   const config = { sources: {}, limits: { writeStallMs: 30_000 } } as never;
-  const api = () => apiRoutes({ store: {} as never, config, tokens, stats: {} as never, throttle: new SignInThrottle(capture('silent').logger) });
+  const api = () => apiRoutes({ store: {} as never, config, tokens, stats: {} as never, throttle: new SignInThrottle(capture('silent').logger), transforms: {} as never });
   const as = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
   it('answers 429 with Retry-After once wrong tokens used their budget, to the right token too', async () => {
     const app = api();

@@ -289,6 +289,76 @@ describe('config', () => {
     ]);
   });
 
+  it('takes an action that calls a real API: method, secret headers, idempotencyHeader, transform, filter, a search lookup', () => {
+    const api = {
+      url: 'https://api.crm.example/contacts',
+      method: 'PUT',
+      headers: { Authorization: 'Bearer ${CRM_TOKEN}' },
+      idempotencyHeader: 'X-Request-Key',
+      transform: '{"email": email, "external_id": $taskId}',
+      filter: { body: { total_price: { $gte: 100 } }, topic: { $in: ['orders/create'] } },
+      lookup: { url: 'https://api.crm.example/contacts?external_id={key}', found: { results: { id: { $exist: true } } } },
+    };
+    const withApi = { ...valid, destinations: { 'https://api.crm.example': { rateLimit: { perSecond: 10 }, maxInFlight: 4 } } };
+    withApi.sources = { shop: { ...valid.sources.shop, actions: { crm: api } } } as never;
+    const { config } = parseConfig(JSON.stringify(withApi), 'test.json', { SHOP_SECRET: 's', CRM_TOKEN: 't0k3n' });
+    expect(config.sources.shop!.actions.crm).toMatchObject({ method: 'PUT', headers: { Authorization: 'Bearer t0k3n' }, idempotencyHeader: 'X-Request-Key' });
+    expect(config.destinations['https://api.crm.example']).toEqual({ rateLimit: { perSecond: 10 }, maxInFlight: 4 });
+    // Without it set, a header's variable is a start-up error at its path, as every other one is.
+    expect(problems(withApi, { SHOP_SECRET: 's' })).toEqual(['sources.shop.actions.crm.headers.Authorization: environment variable CRM_TOKEN is not set']);
+  });
+
+  it('refuses what would break an action that calls an API, each at its path, never quoting a header value', () => {
+    const action = (extra: object) => ({ url: 'https://api.crm.example/contacts', ...extra });
+    const found = problems(
+      {
+        destinations: {
+          'https://api.crm.example/v1': { maxInFlight: 2 },
+          'https://API.crm.example': { maxInFlight: 2 },
+          'https://elsewhere.example': { rateLimit: { perSecond: 5 } },
+          'https://api.crm.example': {},
+        },
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              parse: action({ transform: '{"email": email' }),
+              unbound: action({ transform: '{"id": $taskID}' }),
+              op: action({ filter: { body: { total: { $gtt: 5 } }, header: {} } }),
+              own: action({ headers: { 'Idempotency-Key': 'x', 'Oncehook-Source': 'x', Host: 'x', 'Content-Type': 'text/plain' } }),
+              renamed: action({ idempotencyHeader: 'X-Key', headers: { 'x-key': 'x' } }),
+              value: action({ headers: { Authorization: 'Bearer secret-value\n' } }),
+              method: action({ method: 'DELETE' }),
+              search: action({ lookup: { url: 'https://api.crm.example/c?id={key}', found: { $in: 'x' } } }),
+              nofound: action({ lookup: { url: 'https://api.crm.example/c?id={key}' } }),
+            },
+          },
+        },
+      },
+      {},
+    );
+    const at = (path: string) => found.filter((p) => p.startsWith(`${path}: `)).map((p) => p.slice(path.length + 2));
+    expect(at('sources.shop.actions.parse.transform')).toEqual([expect.stringMatching(/^does not parse at character \d+: .*\(JSONata S0\d+\)$/)]);
+    expect(at('sources.shop.actions.unbound.transform')).toEqual([expect.stringMatching(/\$taskID/)]);
+    expect(at('sources.shop.actions.op.filter.body.total.$gtt')).toEqual([expect.stringMatching(/^unknown operator "\$gtt"; the operators are \$eq, /)]);
+    expect(at('sources.shop.actions.op.filter.header')).toEqual([expect.stringMatching(/^unknown key "header"/)]);
+    expect(at('sources.shop.actions.own.headers["Idempotency-Key"]')).toEqual([expect.stringMatching(/carries the task ID/)]);
+    expect(at('sources.shop.actions.own.headers["Oncehook-Source"]')).toEqual([expect.stringMatching(/Oncehook-\*/)]);
+    expect(at('sources.shop.actions.own.headers.Host')).toEqual([expect.stringMatching(/oncehook sets Host itself/)]);
+    expect(at('sources.shop.actions.own.headers["Content-Type"]')).toEqual([expect.stringMatching(/without a transform/)]);
+    expect(at('sources.shop.actions.renamed.headers["x-key"]')).toEqual([expect.stringMatching(/idempotencyHeader/)]);
+    expect(at('sources.shop.actions.value.headers.Authorization')).toEqual([expect.stringMatching(/whitespace/)]);
+    expect(at('sources.shop.actions.method.method')).toHaveLength(1);
+    expect(at('sources.shop.actions.search.lookup.found.$in')).toEqual(['$in needs a list of values']);
+    expect(at('sources.shop.actions.nofound.lookup.found')).toEqual([expect.stringMatching(/needs found/)]);
+    expect(at('destinations["https://api.crm.example/v1"]')).toEqual([expect.stringMatching(/^not an origin: write it as "https:\/\/api\.crm\.example"/)]);
+    expect(at('destinations["https://API.crm.example"]')).toEqual([expect.stringMatching(/^not an origin/)]);
+    expect(at('destinations["https://elsewhere.example"]')).toEqual([expect.stringMatching(/^no action sends to or looks up at https:\/\/elsewhere\.example; the origins in use are: https:\/\/api\.crm\.example/)]);
+    expect(at('destinations["https://api.crm.example"]')).toEqual([expect.stringMatching(/set rateLimit, maxInFlight or both/)]);
+    expect(found.join('\n')).not.toContain('secret-value');
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });

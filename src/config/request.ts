@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/** An HTTP field name (RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export const headerName = z.string().regex(HEADER_NAME, 'not an HTTP header name');
+
+/**
+ * Headers oncehook writes itself on every forwarded request, and why an action cannot set them: the task's
+ * identity and the framing of the request must be the ones its ledger describes.
+ */
+const OWN_HEADERS: Record<string, string> = {
+  'idempotency-key': 'it carries the task ID (rename it with idempotencyHeader)',
+  host: 'it is the url\'s host',
+  'content-length': 'it is the length of the bytes sent',
+  'transfer-encoding': 'oncehook frames the request itself',
+  connection: 'oncehook manages its connections',
+  'keep-alive': 'oncehook manages its connections',
+  upgrade: 'oncehook manages its connections',
+  te: 'oncehook frames the request itself',
+  trailer: 'oncehook frames the request itself',
+  expect: 'oncehook frames the request itself',
+};
+
+/** Headers of the Standard Webhooks signature an action with a `signingSecret` sends. */
+const SIGNATURE_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
+
+/**
+ * Visible ASCII and tabs or spaces inside, as HTTP carries a field value unchanged. A value that breaks this (a
+ * variable read from a file with its line break) made every attempt fail before a byte was sent.
+ */
+const HEADER_VALUE = /^[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?$/;
+
+/**
+ * An action's or a lookup's `headers`. Their values are secrets (a bearer token, an API key): no message here
+ * quotes one, so a config error printed at start never shows it.
+ */
+export const requestHeaders = z.record(headerName, z.string()).superRefine((headers, ctx) => {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_VALUE.test(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: 'the value is empty, starts or ends with whitespace (a pasted line break?), or holds a character HTTP cannot carry',
+      });
+    }
+  }
+});
+
+/** What is wrong with the names of an action's headers, given the rest of the action; each with its key. */
+export function headerNameProblems(
+  headers: Record<string, string>,
+  request: { idempotencyHeader: string; signed: boolean; sendersBytes: boolean },
+): { name: string; message: string }[] {
+  const problems: { name: string; message: string }[] = [];
+  for (const name of Object.keys(headers)) {
+    const lower = name.toLowerCase();
+    const own = OWN_HEADERS[lower];
+    if (lower.startsWith('oncehook-')) problems.push({ name, message: 'oncehook sets the Oncehook-* headers: they name the task and its attempt' });
+    else if (lower === request.idempotencyHeader.toLowerCase()) problems.push({ name, message: 'it is the idempotencyHeader, which carries the task ID' });
+    else if (own !== undefined) problems.push({ name, message: `oncehook sets ${name} itself: ${own}` });
+    else if (request.signed && SIGNATURE_HEADERS.includes(lower)) {
+      problems.push({ name, message: 'with a signingSecret, oncehook signs the request in the webhook-* headers' });
+    } else if (lower === 'content-type' && request.sendersBytes) {
+      problems.push({ name, message: 'without a transform the bytes are the sender\'s, sent with the sender\'s content type' });
+    }
+  }
+  return problems;
+}
+
+/** The header that carries the task ID. Not an Oncehook-* one, which oncehook sends beside it anyway. */
+export const idempotencyHeader = headerName
+  .refine((name) => !name.toLowerCase().startsWith('oncehook-'), { message: 'oncehook sends Oncehook-Task-Id already: name the header the downstream reads keys from' })
+  .default('Idempotency-Key')
+  .describe('the header that carries the task ID');
+
+export const METHODS = ['POST', 'PUT', 'PATCH'] as const;
+
+function lookupUrlWorks(template: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(template.replaceAll('{key}', 't_0')).protocol);
+  } catch {
+    return false;
+  }
+}
+
+export const lookupUrl = z
+  .string()
+  .includes('{key}', { message: 'a lookup URL needs the {key} placeholder' })
+  // Checked as it will be used, with a task ID in place: a URL that does not parse failed every lookup at
+  // run time, each one recorded as a worker that stopped mid-attempt.
+  .refine((template) => lookupUrlWorks(template), { message: 'not an http(s) URL once {key} is filled in' });
+
+/** A lookup URL's origin, as a task ID fills it in: what its requests count against. */
+export function lookupOrigin(template: string): string {
+  return new URL(template.replaceAll('{key}', 't_0')).origin;
+}

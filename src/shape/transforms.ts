@@ -1,0 +1,51 @@
+import type { Config } from '../config/schema.ts';
+import { sha256Hex } from '../ids.ts';
+import type { DeliveryContent } from '../ingest/plan-tasks.ts';
+import { compileTransform, runTransform, type Transform } from './transform.ts';
+
+/** A task's own bytes, as its action's transform made them. */
+export interface Shaped {
+  body: Uint8Array;
+  contentType: string;
+  bodySha256: string;
+}
+
+const key = (source: string, action: string) => `${source}\0${action}`;
+
+/**
+ * Every action's transform, compiled once when the gateway starts. Ingest shapes each new task's body with it,
+ * and a person's retry of a task whose transform failed shapes it again with the config as it is then.
+ */
+export class Transforms {
+  readonly #byAction = new Map<string, Transform>();
+
+  constructor(config: Config) {
+    for (const [source, sourceConfig] of Object.entries(config.sources)) {
+      for (const [action, actionConfig] of Object.entries(sourceConfig.actions)) {
+        if (actionConfig.transform === undefined) continue;
+        const compiled = compileTransform(actionConfig.transform);
+        // The config's schema refuses a transform that does not compile; meeting one here is a bug.
+        if (!compiled.ok) throw new Error(`${source}/${action}: the transform does not compile: ${compiled.message}`);
+        this.#byAction.set(key(source, action), compiled.transform);
+      }
+    }
+  }
+
+  /** The task's body as the action's transform makes it, why it made none, or null when the action has none. */
+  async shape(source: string, action: string, delivery: DeliveryContent & { taskId: string }): Promise<Shaped | { error: string } | null> {
+    const transform = this.#byAction.get(key(source, action));
+    if (transform === undefined) return null;
+    const { identity } = delivery;
+    const result = await runTransform(transform, identity.json, {
+      headers: delivery.headers,
+      topic: identity.topic,
+      eventId: identity.eventId,
+      deliveryId: identity.deliveryId,
+      taskId: delivery.taskId,
+      source,
+      action,
+    });
+    if (!result.ok) return { error: result.error };
+    return { body: result.bytes, contentType: 'application/json', bodySha256: sha256Hex(result.bytes) };
+  }
+}
