@@ -67,6 +67,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.wrap { white-space: normal; word-break: break-word; max-width: 44ch; }
 td.err { color: var(--bad-ink); font-size: 13px; }
 .empty { padding: 28px; text-align: center; color: var(--muted); }
+svg.icon { width: 16px; height: 16px; vertical-align: -3px; }
 
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 560;
   white-space: nowrap; line-height: 18px; border: 1px solid transparent; }

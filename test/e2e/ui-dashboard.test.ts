@@ -238,3 +238,13 @@ describe('decisions in the browser are made on purpose', () => {
     expect(Object.fromEntries(await params(page.locator('.pager a')))).toMatchObject({ limit: '1', order: 'desc', cursor: expect.any(String) });
   });
 });
+
+describe('an empty queue', () => {
+  it('draws the empty queue\'s mark instead of an emoji the system fonts may lack', async () => {
+    await page.goto(`${url}/ui/attention?state=awaiting_approval`);
+    const empty = page.locator('.panel .empty');
+    expect(await empty.textContent()).toMatch(/^\s*Nothing waits for a person\.\s*$/);
+    expect(await empty.locator('svg').count()).toBe(1);
+    await empty.screenshot({ path: `${ARTIFACTS}ui-attention-empty.png` });
+  });
+});
