@@ -10,6 +10,7 @@ export type Section = 'attention' | 'deliveries' | 'tasks' | 'stats' | 'destinat
 
 const NAV: [Section, string, string][] = [
   ['attention', 'Needs attention', '/ui/attention'],
+  ['tasks', 'Tasks', '/ui/tasks'],
   ['deliveries', 'Deliveries', '/ui/deliveries'],
   ['stats', 'Stats', '/ui/stats'],
   ['destinations', 'Destinations', '/ui/destinations'],

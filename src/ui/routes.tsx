@@ -4,6 +4,7 @@ import { databaseDeadline, unavailableAnswer } from '../api/database-deadline.ts
 import { HttpError } from '../errors.ts';
 import { decideFromForm, resumeFromForm } from './actions.ts';
 import { attentionPage } from './attention.tsx';
+import { bulkDryRunPage, bulkFromForm } from './bulk.tsx';
 import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -14,6 +15,7 @@ import { loginRoutes, logout } from './login.tsx';
 import { statsPage } from './stats.tsx';
 import { STYLESHEET } from './styles.ts';
 import { taskPage } from './task.tsx';
+import { tasksPage } from './tasks.tsx';
 
 /** No scripts at all, styles only from us, forms only to us, never framed. */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
@@ -44,6 +46,10 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.get('/attention', (c) => attentionPage(c, deps));
   app.get('/deliveries', (c) => deliveriesPage(c, deps));
   app.get('/deliveries/:id', (c) => deliveryPage(c, deps));
+  app.get('/tasks', (c) => tasksPage(c, deps));
+  // Before `/tasks/:id/…`, which would take "bulk" for a task ID (they start with t_).
+  app.get('/tasks/bulk/:kind{retry|replay}', (c) => bulkDryRunPage(c, deps, c.req.param('kind') as 'retry' | 'replay'));
+  app.post('/tasks/bulk/:kind{retry|replay}', (c) => bulkFromForm(c, deps, c.req.param('kind') as 'retry' | 'replay'));
   app.get('/tasks/:id', (c) => taskPage(c, deps));
   app.post('/tasks/:id/:kind{approve|resolve|retry|cancel|replay|assign}', (c) =>
     decideFromForm(c, deps, c.req.param('kind') as 'approve' | 'resolve' | 'retry' | 'cancel' | 'replay' | 'assign'),

@@ -131,6 +131,19 @@ td.decide form.inline input[name=note] { flex: 1 1 150px; }
 .card.warn .v { color: var(--warn-ink); }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
 
+fieldset.states { border: 1px solid var(--line-strong); border-radius: 6px; padding: 4px 8px 6px; margin: 0; display: flex; flex-wrap: wrap; gap: 2px 10px; max-width: 560px; }
+fieldset.states legend { font-size: 12px; color: var(--muted); padding: 0 4px; }
+label.check { display: inline-flex; align-items: center; gap: 4px; font-size: 13px; color: var(--ink); margin: 0; white-space: nowrap; }
+label.check input { width: auto; height: auto; padding: 0; margin: 0; }
+label.attention { align-self: center; }
+.bulk { margin: 0 0 14px; }
+.bulk h3 { margin: 0 0 6px; font-size: 13px; font-weight: 620; }
+.bulk p { margin: 0; }
+a.button { display: inline-block; border: 1px solid var(--line-strong); background: #fff; color: var(--ink); border-radius: 6px; padding: 4px 12px; font-size: 13px; }
+a.button:hover { background: #f2f4f7; text-decoration: none; }
+form.confirm { max-width: 640px; margin-top: 16px; }
+form.confirm .row { align-items: center; gap: 12px; }
+
 .login { max-width: 380px; margin: 12vh auto; }
 .login .panel { padding: 22px 24px; }
 .login h1 { margin-bottom: 12px; display: block; font-size: 22px; }

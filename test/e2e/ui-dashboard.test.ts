@@ -239,6 +239,66 @@ describe('decisions in the browser are made on purpose', () => {
   });
 });
 
+describe('the task list and bulk decisions', () => {
+  const api = () => adminApi(url, TOKENS.bob);
+
+  it('lists the tasks of a filter chosen in the form, as the API lists them', async () => {
+    await page.goto(`${url}/ui/tasks`);
+    await page.locator('input[name=state][value=needs_review]').check();
+    await page.locator('select[name=source]').selectOption('shop');
+    await page.locator('form.filters button[type=submit]').click();
+    await page.waitForURL((to) => to.pathname === '/ui/tasks' && to.searchParams.get('state') === 'needs_review');
+    const listed = (await api()('/api/tasks?state=needs_review&source=shop')).json.items.map((task: { id: string }) => task.id);
+    expect(listed.length).toBe(2);
+    expect(await page.locator('#task-list tbody tr').evaluateAll((trs) => trs.map((tr) => tr.id))).toEqual(listed);
+    await page.screenshot({ path: `${ARTIFACTS}ui-tasks.png`, fullPage: true });
+
+    // Several states, as a link writes them, and a page of one.
+    await page.goto(`${url}/ui/tasks?state=needs_review,succeeded&limit=1`);
+    expect(await page.locator('#task-list tbody tr').count()).toBe(1);
+    expect(await page.locator('input[name=state]:checked').evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value))).toEqual(['succeeded', 'needs_review']);
+    const next = new URL((await page.locator('.pager a', { hasText: 'Older →' }).getAttribute('href'))!, url).searchParams;
+    expect(Object.fromEntries(next)).toMatchObject({ state: 'needs_review,succeeded', limit: '1', order: 'desc', cursor: expect.any(String) });
+  });
+
+  it('shows a bulk retry dry run with the API\'s count, then retries on a note', async () => {
+    const filter = { state: 'needs_review', source: 'shop' };
+    await page.goto(`${url}/ui/tasks?${new URLSearchParams(filter)}`);
+    await page.locator('#bulk a', { hasText: 'Retry all' }).click();
+    await page.waitForURL((to) => to.pathname === '/ui/tasks/bulk/retry');
+    const dry = (await api()('/api/tasks/bulk/retry', { body: { ...filter, note: 'x', dryRun: true } })).json;
+    const shown = async (key: string) => Number(await page.locator(`#dry-run tr[data-key=${key}] td.num`).textContent());
+    expect(dry.count).toBe(2);
+    expect(await shown('count')).toBe(dry.count);
+    expect(await shown('skippedBodyPurged')).toBe(dry.skippedBodyPurged);
+    expect(await shown('skippedByReplay')).toBe(dry.skippedByReplay);
+    await page.screenshot({ path: `${ARTIFACTS}ui-bulk-dry-run.png`, fullPage: true });
+
+    const form = page.locator('form.confirm');
+    await form.locator('textarea[name=note]').fill('the CRM is back');
+    await form.locator('button', { hasText: 'Retry 2 tasks' }).click();
+    await expect.poll(() => page.locator('.flash.ok').textContent()).toMatch(/^Retried 2 tasks\./);
+    for (const id of (await api()('/api/tasks?source=shop&state=needs_review,pending,in_progress')).json.items.map((t: { id: string }) => t.id)) {
+      const actions = (await api()(`/api/tasks/${id}`)).json.operatorActions;
+      expect(actions.at(-1)).toMatchObject({ kind: 'retry', actor: 'alice', note: 'the CRM is back', detail: { bulk: true } });
+    }
+  });
+
+  it("a bulk replay's dry run counts what the API counts, and without a state it is refused in the API's words", async () => {
+    await page.goto(`${url}/ui/tasks/bulk/replay?state=succeeded`);
+    const dry = (await api()('/api/tasks/bulk/replay', { body: { state: 'succeeded', note: 'x', dryRun: true } })).json;
+    expect(dry.skippedByReplay).toBe(1);
+    expect(Number(await page.locator('#dry-run tr[data-key=count] td.num').textContent())).toBe(dry.count);
+    expect(Number(await page.locator('#dry-run tr[data-key=skippedByReplay] td.num').textContent())).toBe(1);
+
+    await page.goto(`${url}/ui/tasks?source=shop`);
+    expect(await page.locator('#bulk').textContent()).toMatch(/Replay in bulk needs a state/);
+    await page.goto(`${url}/ui/tasks/bulk/replay?source=shop`);
+    expect(new URL(page.url()).pathname).toBe('/ui/tasks');
+    expect(await page.locator('.flash.error').textContent()).toMatch(/a bulk replay needs it/);
+  });
+});
+
 describe('an empty queue', () => {
   it('draws the empty queue\'s mark instead of an emoji the system fonts may lack', async () => {
     await page.goto(`${url}/ui/attention?state=awaiting_approval`);
