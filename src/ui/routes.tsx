@@ -10,6 +10,7 @@ import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { formLimit } from './form-limit.tsx';
 import { requireCsrf, requireSession } from './guard.tsx';
+import { homePage } from './home.tsx';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
 import { statsPage } from './stats.tsx';
@@ -42,7 +43,8 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, databaseDeadline(deps.config.limits.writeStallMs));
   app.post('/logout', (c) => logout(c));
 
-  app.get('/', (c) => c.redirect('/ui/attention', 303));
+  app.get('/', (c) => c.redirect('/ui/home', 303));
+  app.get('/home', (c) => homePage(c, deps));
   app.get('/attention', (c) => attentionPage(c, deps));
   app.get('/deliveries', (c) => deliveriesPage(c, deps));
   app.get('/deliveries/:id', (c) => deliveryPage(c, deps));

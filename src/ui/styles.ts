@@ -131,6 +131,20 @@ td.decide form.inline input[name=note] { flex: 1 1 150px; }
 .card.warn .v { color: var(--warn-ink); }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
 
+/* Charts: inline SVG scaled to their panel; text in the page's font. */
+.chart-row { display: grid; grid-template-columns: minmax(0, 1fr) 300px; gap: 12px; align-items: start; }
+@media (max-width: 900px) { .chart-row { grid-template-columns: minmax(0, 1fr); } }
+svg.chart { display: block; width: 100%; height: auto; font-size: 11px; font-family: inherit; }
+svg.chart text { fill: var(--muted); }
+svg.chart text.none { font-size: 13px; }
+svg.swatch { width: 10px; height: 10px; vertical-align: baseline; }
+.numbers table { font-size: 13px; }
+.numbers details { border-top: 1px solid var(--line); }
+.numbers summary { padding: 8px 10px; cursor: pointer; color: var(--accent); font-size: 12px; }
+.numbers details table { max-height: none; }
+.card a { color: inherit; display: block; }
+.card a:hover { text-decoration: none; }
+
 fieldset.states { border: 1px solid var(--line-strong); border-radius: 6px; padding: 4px 8px 6px; margin: 0; display: flex; flex-wrap: wrap; gap: 2px 10px; max-width: 560px; }
 fieldset.states legend { font-size: 12px; color: var(--muted); padding: 0 4px; }
 label.check { display: inline-flex; align-items: center; gap: 4px; font-size: 13px; color: var(--ink); margin: 0; white-space: nowrap; }

@@ -172,7 +172,7 @@ describe('decisions in the browser are made on purpose', () => {
     await page.goto(`${url}/ui/login`);
     await page.fill('input[name=token]', token);
     await page.click('button[type=submit]');
-    await page.waitForURL(`${url}/ui/attention`);
+    await page.waitForURL(`${url}/ui/home`);
   };
 
   it('Enter in a row\'s reference or note field decides nothing: an awaiting_approval task is not approved', async () => {
@@ -239,8 +239,51 @@ describe('decisions in the browser are made on purpose', () => {
   });
 });
 
-describe('the task list and bulk decisions', () => {
+/** A chart's totals table as {key: number}, read as a person reads it. */
+async function totals(table: ReturnType<Page['locator']>): Promise<Record<string, number>> {
+  const rows = await table.locator('table.totals tbody tr[data-key]').evaluateAll((trs) =>
+    trs.map((tr) => [tr.getAttribute('data-key')!, Number(tr.querySelectorAll('td')[1]!.textContent!.replaceAll(',', ''))] as const),
+  );
+  return Object.fromEntries(rows.filter(([, n]) => n > 0));
+}
+
+/** The bars' tooltips summed per key ("12:04–12:05 UTC: 3 accepted, 1 duplicate delivery"): what the picture says. */
+async function barSums(chart: ReturnType<Page['locator']>): Promise<Record<string, number>> {
+  const tips = await chart.locator(':scope > g > title').allTextContents();
+  const sums: Record<string, number> = {};
+  for (const tip of tips) {
+    for (const [, n, key] of tip.matchAll(/(\d[\d,]*) ([a-z ]+?)(?=,|$)/g)) sums[key!.replaceAll(' ', '_')] = (sums[key!.replaceAll(' ', '_')] ?? 0) + Number(n!.replaceAll(',', ''));
+  }
+  return sums;
+}
+
+describe('the home page, the task list and bulk decisions', () => {
   const api = () => adminApi(url, TOKENS.bob);
+
+  it('opens on charts of the last hour and day whose numbers are those of /api/stats', async () => {
+    await page.goto(`${url}/ui`);
+    expect(new URL(page.url()).pathname).toBe('/ui/home');
+    for (const range of ['hour', 'day']) {
+      await page.goto(`${url}/ui/home?range=${range}`);
+      // Every delivery and attempt of this test happened within the hour: the window's totals are all of them.
+      const stats = (await api()('/api/stats')).json;
+      const attempts = Object.fromEntries(Object.entries(stats.attempts as Record<string, number>).filter(([, n]) => n > 0));
+      expect(await totals(page.locator('#deliveries-numbers'))).toEqual(stats.decisions);
+      expect(await totals(page.locator('#attempts-numbers'))).toEqual(attempts);
+      expect(await barSums(page.locator('svg#deliveries-chart'))).toEqual(stats.decisions);
+      expect(await barSums(page.locator('svg#attempts-chart'))).toEqual(attempts);
+      const queue = Object.values(await totals(page.locator('#queue-numbers'))).reduce((a, b) => a + b, 0);
+      expect(queue).toBe(stats.needsAttention.count);
+      expect(await page.locator('.card', { hasText: 'need a person now' }).locator('.v').textContent()).toBe(String(stats.needsAttention.count));
+      expect(await page.locator('.card', { hasText: 'oldest unresolved' }).textContent()).toContain(`${stats.unresolved.count} unresolved`);
+      // An image a screen reader can name, one bar (with its tooltip) a minute or a quarter hour.
+      const chart = page.locator('svg#deliveries-chart');
+      expect(await chart.getAttribute('role')).toBe('img');
+      expect(await chart.locator('title').first().textContent()).toBe(`Deliveries by decision, the last ${range}`);
+      expect(await chart.locator(':scope > g > title').count()).toBe(range === 'hour' ? 60 : 96);
+      await page.screenshot({ path: `${ARTIFACTS}ui-home-${range}.png`, fullPage: true });
+    }
+  });
 
   it('lists the tasks of a filter chosen in the form, as the API lists them', async () => {
     await page.goto(`${url}/ui/tasks`);
