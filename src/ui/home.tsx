@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { pausedRoutes } from '../api/destinations.ts';
 import { pageParams, readQuery } from '../api/input.ts';
-import { DECISIONS } from '../store/decisions.ts';
+import { DECISIONS, TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { attemptsOverTime } from '../store/queries/attempt-series.ts';
 import { deliveriesOverTime } from '../store/queries/delivery-series.ts';
@@ -146,7 +146,7 @@ export async function homePage(c: Context<UiEnv>, deps: UiDeps) {
           value={unresolved.count ? duration(unresolved.oldestAgeSeconds) : '—'}
           label="oldest unresolved task"
           sub={`${count(unresolved.count)} unresolved (not succeeded or cancelled)`}
-          href="/ui/tasks?state=awaiting_approval,pending,in_progress,outcome_unknown,needs_review,failed&order=asc"
+          href={`/ui/tasks?${new URLSearchParams({ state: Object.values(TASK_STATES).filter(isUnresolved).join(','), order: 'asc' })}`}
         />
       </div>
 
