@@ -40,7 +40,12 @@ export function uiRoutes(deps: UiDeps): Hono {
   }
 
   app.route('/', loginRoutes(tokens, deps.throttle));
-  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, databaseDeadline(deps.config.limits.writeStallMs));
+  const deadline = databaseDeadline(deps.config.limits.writeStallMs);
+  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, (c, next) =>
+    // A bulk decision waits for its statement as the API's does: a 503 while it still commits would invite pressing
+    // again, and a second bulk replay is more effects. Its dry run, which changes nothing, keeps the deadline.
+    c.req.method === 'POST' && c.req.path.startsWith('/ui/tasks/bulk/') ? next() : deadline(c, next),
+  );
   app.post('/logout', (c) => logout(c));
 
   app.get('/', (c) => c.redirect('/ui/home', 303));
