@@ -49,8 +49,44 @@ async function submit(path: string, form: Record<string, string>, from: string):
   return fetch(`${gateway.url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie }, body: new URLSearchParams({ ...form, _csrf: csrf }) });
 }
 
+/** A totals table's rows, by key, from the page's HTML. */
+function totals(html: string, id: string): Record<string, number> {
+  const table = html.slice(html.indexOf(`id="${id}"`));
+  const body = table.slice(0, table.indexOf('</tbody>'));
+  return Object.fromEntries([...body.matchAll(/<tr data-key="([a-z_]+)">.*?<td class="num">([\d,]+)<\/td>/g)].map((m) => [m[1], Number(m[2]!.replaceAll(',', ''))]));
+}
+
 /** The message a redirect after a form carries to the next page. */
 const flashOf = (answer: Response) => JSON.parse(decodeURIComponent(/oncehook_flash=([^;]+)/.exec(answer.headers.get('set-cookie') ?? '')![1]!)) as { kind: string; text: string };
+
+describe('the home page', () => {
+  it('is where /ui leads', async () => {
+    const answer = await fetch(`${gateway.url}/ui`, { redirect: 'manual', headers: { cookie } });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe('/ui/home');
+  });
+
+  it('charts the hour and the day with the counts of /api/stats, and the queue as the attention page counts it', async () => {
+    const first = shopifyDelivery({ eventId: 'home-1' });
+    const answers = [await post(gateway.url, 'shop', first), await post(gateway.url, 'shop', first)];
+    await setState(gateway.store.db, answers[0]!.json.tasks[0].id, 'failed');
+    const stats = (await api('/api/stats')).json;
+    expect(stats.decisions.duplicate_delivery).toBeGreaterThan(0);
+    for (const range of ['hour', 'day']) {
+      const html = await dashboard(`/ui/home?range=${range}`);
+      expect(totals(html, 'deliveries-numbers')).toEqual(stats.decisions);
+      const queue = totals(html, 'queue-numbers');
+      expect(Object.values(queue).reduce((a, b) => a + b, 0)).toBe(stats.needsAttention.count);
+      expect(queue.failed).toBeGreaterThan(0);
+      expect(html).toContain(`<title id="deliveries-chart-title">Deliveries by decision, the last ${range}</title>`);
+      expect(html).toContain('no attempts in this window');
+    }
+  });
+
+  it('refuses a range it does not draw, naming the ones it does', async () => {
+    expect(await dashboard('/ui/home?range=week', 400)).toMatch(/range: Invalid option: expected one of &quot;hour&quot;\|&quot;day&quot;/);
+  });
+});
 
 describe('the Tasks page', () => {
   it('filters as the API does: several states, repeated or comma-separated, source, action, owner and event', async () => {
