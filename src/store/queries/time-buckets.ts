@@ -40,8 +40,8 @@ export async function windowOf(db: Db, range: Range): Promise<Window> {
 /**
  * The rows one statement of a chart's count aims at (slices.ts says why PGlite's are sliced). Fewer than the
  * stats' 10,000: a day's pages are mostly not in PGlite's cache, and a slice of 10,000 rows held the process 58–145
- * ms on a day of a million receipts (bench/charts.ts); slices of 2,500 held it 17–24 ms, for the same 1.5–1.9 s
- * in all.
+ * ms on a day of a million receipts (bench/charts.ts), 1.6–1.9 s in all; slices of 2,500 held it 8–24 ms, 1.3–1.7
+ * s in all. The hour, in cache, takes a little longer in more slices: 70–93 ms against 50–54.
  */
 export const CHART_SLICE = { pglite: 2_500, postgres: Infinity } as const;
 
