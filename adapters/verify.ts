@@ -68,7 +68,7 @@ export function header(headers: Headers, ...names: string[]): string | null {
 export function requireSignatureHeader(headers: Headers, ...names: string[]): string {
   const value = header(headers, ...names);
   if (value === null || value.trim() === '') {
-    throw new SignatureError(`missing ${names[0]} header`);
+    throw new SignatureError(`missing ${names[0]} header`, 'missing_header');
   }
   return value.trim();
 }
@@ -79,17 +79,17 @@ export function requireSignatureHeader(headers: Headers, ...names: string[]): st
  */
 export function checkTimestamp(value: string, now: Date, toleranceSeconds: number, headerName: string): number {
   if (!/^\d{1,15}$/.test(value)) {
-    throw new SignatureError(`${headerName} must be a unix timestamp in seconds`);
+    throw new SignatureError(`${headerName} must be a unix timestamp in seconds`, 'timestamp');
   }
   const timestamp = Number(value);
   const age = Math.floor(now.getTime() / 1000) - timestamp;
   const allowed = `more than the ${toleranceSeconds} s allowed`;
   if (age > toleranceSeconds) {
-    throw new SignatureError(`${headerName} is ${age} s old, ${allowed}; a replay, or the sender's clock is wrong`);
+    throw new SignatureError(`${headerName} is ${age} s old, ${allowed}; a replay, or the sender's clock is wrong`, 'timestamp');
   }
   if (-age > toleranceSeconds) {
     const unit = inMilliseconds(timestamp, now);
-    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${allowed}; check the sender's clock`}`);
+    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${allowed}; check the sender's clock`}`, 'timestamp');
   }
   return timestamp;
 }

@@ -7,6 +7,7 @@ import { JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 import { filterProblems, matcherProblems, type FilterProblem } from '../shape/filter-syntax.ts';
 import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
+import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
 import { headerNameProblems, idempotencyHeader, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
 
@@ -280,6 +281,11 @@ const sourceId = z
 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
+  publicUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('where people reach this gateway (https://oncehook.example.com): alerts link to its dashboard'),
+  alerts: named(actionId, alertSchema).default({}).describe('messages to people about the work that waits for them'),
   destinations: z
     .record(z.string().meta({ format: 'uri' }), destinationSchema)
     .default({})
@@ -327,6 +333,8 @@ function checkDestinations(config: Partial<Record<keyof Config, unknown>>, ctx: 
   let inUse: Set<string> | null = null;
   try {
     inUse = originsInUse(sources as Config['sources']);
+    // An alert's messages are requests too, and a destination may hold them to its limits.
+    for (const alert of Object.values((config.alerts ?? {}) as Record<string, { url: string }>)) inUse.add(new URL(alert.url).origin);
   } catch {
     // A source or action malformed is told by its own problem; the origins in use are then not known.
   }

@@ -1,7 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { lookupOrigin } from '../config/request.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
-import type { ActionConfig, Config } from '../config/schema.ts';
+import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
+import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import type { ClaimRoute } from '../store/atomic/claim.ts';
 
 /** One configured action as the forwarder uses it. */
@@ -42,6 +43,19 @@ function lookupOf(config: ActionConfig): Lookup | null {
 
 const routeKey = (source: string, action: string) => `${source}\0${action}`;
 
+/**
+ * Each alert as the action its messages are tasks of (source `_alerts`): keyed, so a message whose answer was lost
+ * is sent again under the same key (a `json` endpoint can tell it from a new one by `webhook-id`; Slack shows it
+ * twice, which beats a lost alert); signed when the alert has a signingSecret.
+ */
+function alertActions(config: Config): (readonly [string, string, ActionConfig])[] {
+  return Object.entries(config.alerts).map(([alert, settings]) => [
+    ALERTS_SOURCE,
+    alert,
+    actionSchema.parse({ url: settings.url, idempotency: 'key', ...(settings.signingSecret === undefined ? {} : { signingSecret: settings.signingSecret }) }),
+  ]);
+}
+
 /** Actions whose requests may go to the same limited origins, claimed together under those origins' limits. */
 export interface LimitedGroup {
   limits: DestinationLimit[];
@@ -61,20 +75,21 @@ export class Routes {
   readonly hasSteps: boolean;
 
   constructor(config: Config, leaseGraceMs: number) {
-    for (const [source, sourceConfig] of Object.entries(config.sources)) {
-      for (const [action, actionConfig] of Object.entries(sourceConfig.actions)) {
-        this.#byKey.set(routeKey(source, action), {
-          source,
-          action,
-          config: actionConfig,
-          destination: new URL(actionConfig.url).origin,
-          leaseMs: actionConfig.timeoutMs + leaseGraceMs,
-          // The config's schema has checked that it decodes.
-          signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
-          lookup: lookupOf(actionConfig),
-          limited: false,
-        });
-      }
+    const actions = Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
+      Object.entries(sourceConfig.actions).map(([action, actionConfig]) => [source, action, actionConfig] as const),
+    );
+    for (const [source, action, actionConfig] of [...actions, ...alertActions(config)]) {
+      this.#byKey.set(routeKey(source, action), {
+        source,
+        action,
+        config: actionConfig,
+        destination: new URL(actionConfig.url).origin,
+        leaseMs: actionConfig.timeoutMs + leaseGraceMs,
+        // The config's schema has checked that it decodes.
+        signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
+        lookup: lookupOf(actionConfig),
+        limited: false,
+      });
     }
     this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);
     const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));

@@ -2,7 +2,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Adapter } from '../../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError, SignatureError } from '../errors.ts';
 import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -12,6 +12,7 @@ import type { Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
+import type { SignatureFailureLog } from '../alerts/signature-failures.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import { planTasks } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
@@ -25,6 +26,7 @@ export interface IngestDeps {
   logger: Logger;
   metrics: Metrics;
   transforms: Transforms;
+  signatureFailures?: SignatureFailureLog | null | undefined;
 }
 
 /** Receipts written in one transaction at most; a batch also stops before 8 MiB of bodies. */
@@ -39,7 +41,7 @@ function answerDeadline(started: number, budgetMs: number): number {
 }
 
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
-export function ingestRoutes({ config, adapters, store, logger, metrics, transforms }: IngestDeps): Hono {
+export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, signatureFailures }: IngestDeps): Hono {
   const app = new Hono();
   const admission = new Admission(config);
   const stallMs = config.limits.writeStallMs;
@@ -114,6 +116,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       );
       return c.json({ receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(recorded) });
     } catch (error) {
+      if (error instanceof SignatureError) signatureFailures?.note(sourceId, error.check);
       if (error instanceof HttpError) {
         // A body cut off unread (too large, too slow) would otherwise keep arriving on a kept-alive connection.
         if (error.status === 408 || error.status === 413) outgoing.setHeader('connection', 'close');

@@ -6,13 +6,14 @@ import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
 
-export type Section = 'attention' | 'deliveries' | 'tasks' | 'stats' | 'destinations';
+export type Section = 'attention' | 'deliveries' | 'tasks' | 'stats' | 'destinations' | 'alerts';
 
 const NAV: [Section, string, string][] = [
   ['attention', 'Needs attention', '/ui/attention'],
   ['deliveries', 'Deliveries', '/ui/deliveries'],
   ['stats', 'Stats', '/ui/stats'],
   ['destinations', 'Destinations', '/ui/destinations'],
+  ['alerts', 'Alerts', '/ui/alerts'],
 ];
 
 /** The page shell: head, header with navigation, the flash message, and the page. */

@@ -359,6 +359,33 @@ describe('config', () => {
     expect(found.join('\n')).not.toContain('secret-value');
   });
 
+  it('refuses an alert with an unknown condition, a url that is not http(s), or a format that does not exist', () => {
+    const found = problems(
+      {
+        ...valid,
+        publicUrl: 'ftp://oncehook.example',
+        alerts: {
+          ops: { url: 'mailto:ops@example.com', format: 'teams', on: ['failed', 'failures'] },
+          twice: { url: 'https://hooks.example/x', format: 'json', on: ['failed', 'failed'], minIntervalSeconds: 0 },
+          unsigned: { url: 'https://hooks.example/x', format: 'slack', on: ['failed'], signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+          Ops: { url: 'https://hooks.example/x', format: 'slack', on: [] },
+        },
+      },
+      { SHOP_SECRET: 's' },
+    );
+    expect(found).toEqual([
+      expect.stringMatching(/^publicUrl: /),
+      expect.stringMatching(/^alerts\.ops\.url: an http\(s\) URL/),
+      expect.stringMatching(/^alerts\.ops\.format: Invalid option: expected one of "slack"\|"json"/),
+      expect.stringMatching(/^alerts\.ops\.on\[1\]: Invalid option: expected one of "needs_review"\|"outcome_unknown"\|"failed"/),
+      expect.stringMatching(/^alerts\.twice\.on: a condition is named twice/),
+      expect.stringMatching(/^alerts\.twice\.minIntervalSeconds: /),
+      expect.stringMatching(/^alerts\.unsigned\.signingSecret: signingSecret signs json messages/),
+      expect.stringMatching(/^alerts\.Ops\.on: name at least one condition/),
+      expect.stringMatching(/^alerts\.Ops: this name is not allowed/),
+    ]);
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
