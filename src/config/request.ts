@@ -68,6 +68,20 @@ export function headerNameProblems(
   return problems;
 }
 
+/**
+ * What is wrong with an `idempotencyHeader`, given the rest of the action: named after a header oncehook writes
+ * itself, the task ID would go out in its place (`Host: t_…`, the task ID as the body's content type) or make undici
+ * refuse every attempt before a byte is sent (`Content-Length`, `Transfer-Encoding`, …).
+ */
+export function idempotencyHeaderProblem(name: string, request: { signed: boolean }): string | null {
+  const lower = name.toLowerCase();
+  const own = lower === 'idempotency-key' ? undefined : OWN_HEADERS[lower];
+  if (own !== undefined) return `oncehook sets ${name} itself: ${own}`;
+  if (lower === 'content-type') return `oncehook sets ${name} itself: it is the type of the bytes sent`;
+  if (request.signed && SIGNATURE_HEADERS.includes(lower)) return 'with a signingSecret, oncehook signs the request in the webhook-* headers';
+  return null;
+}
+
 /** The header that carries the task ID. Not an Oncehook-* one, which oncehook sends beside it anyway. */
 export const idempotencyHeader = headerName
   .refine((name) => !name.toLowerCase().startsWith('oncehook-'), { message: 'oncehook sends Oncehook-Task-Id already: name the header the downstream reads keys from' })
