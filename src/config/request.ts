@@ -53,10 +53,16 @@ export function headerNameProblems(
   request: { idempotencyHeader: string; signed: boolean; sendersBytes: boolean },
 ): { name: string; message: string }[] {
   const problems: { name: string; message: string }[] = [];
+  const seen = new Map<string, string>();
   for (const name of Object.keys(headers)) {
     const lower = name.toLowerCase();
     const own = OWN_HEADERS[lower];
-    if (lower.startsWith('oncehook-')) problems.push({ name, message: 'oncehook sets the Oncehook-* headers: they name the task and its attempt' });
+    const earlier = seen.get(lower);
+    seen.set(lower, name);
+    // The request is written with one entry per lower-cased name: the one written last would replace the other.
+    if (earlier !== undefined) {
+      problems.push({ name, message: `given twice (${earlier}, ${name}): header names are case-insensitive, so one would replace the other` });
+    } else if (lower.startsWith('oncehook-')) problems.push({ name, message: 'oncehook sets the Oncehook-* headers: they name the task and its attempt' });
     else if (lower === request.idempotencyHeader.toLowerCase()) problems.push({ name, message: 'it is the idempotencyHeader, which carries the task ID' });
     else if (own !== undefined) problems.push({ name, message: `oncehook sets ${name} itself: ${own}` });
     else if (request.signed && SIGNATURE_HEADERS.includes(lower)) {

@@ -392,6 +392,34 @@ describe('config', () => {
     expect(at('fine')).toEqual([]);
   });
 
+  // Both spellings went through, and the one written last in the file replaced the other on the wire: which token
+  // an API received depended on the order of two keys nobody sees as two.
+  it('refuses a header given twice in different cases, in an action and in its lookup', () => {
+    const found = problems(
+      {
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              crm: {
+                url: 'https://api.crm.example/contacts',
+                headers: { authorization: 'Bearer old-token', Authorization: 'Bearer new-token' },
+                lookup: { url: 'https://api.crm.example/c?id={key}', headers: { 'X-Api-Key': 'a', 'x-api-key': 'b' }, found: {} },
+              },
+            },
+          },
+        },
+      },
+      {},
+    );
+    expect(found).toEqual([
+      'sources.shop.actions.crm.headers.Authorization: given twice (authorization, Authorization): header names are case-insensitive, so one would replace the other',
+      'sources.shop.actions.crm.lookup.headers["x-api-key"]: given twice (X-Api-Key, x-api-key): header names are case-insensitive, so one would replace the other',
+    ]);
+    expect(found.join('\n')).not.toMatch(/token|Bearer/);
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
