@@ -57,4 +57,27 @@ describe('an action a destination limits', () => {
     expect(bulkBefore - sentBefore).toBeLessThanOrEqual(3);
     for (const id of backlog) await taskIn(gateway.store.db, id, 'succeeded');
   });
+
+  // A route was claimed under every limited origin its requests might go to: an action whose lookups go to a limited
+  // search API and whose sends go to an origin no destination limits had its sends held by the search API's limit
+  // too, though they never go there. One lookup in flight (maxInFlight 1) stopped every send.
+  it('holds only the requests that go to the limited origin: a limited lookup origin does not hold sends elsewhere', async () => {
+    const api = await downstream();
+    const search = await downstream();
+    api.script('/a', { steps: [{ status: 500 }] });
+    search.script('/a', { lookup: ['hang'] });
+    gateway = await startTestGateway({
+      ...shopConfig({ a: { url: `${api.url}/a`, topics: ['a'], lookup: `${search.url}/a/lookup?key={key}`, ...FAST } }),
+      destinations: { [search.url]: { maxInFlight: 1 } },
+    });
+    // The first task's send answers 500 (it may have acted), so its lookup goes to the search API, and hangs there.
+    await deliver('a');
+    await waitFor(() => search.open().length === 1, 5000);
+    const [lookup] = search.requests('/a');
+    const second = await deliver('a');
+    await taskIn(gateway.store.db, second, 'succeeded');
+    const sent = api.requests('/a').find((r) => r.headers['oncehook-task-id'] === second)!;
+    // Sent while the lookup still waited for its answer (it gives up after timeoutMs, 1500 ms).
+    expect(sent.at - lookup!.at).toBeLessThan(1000);
+  });
 });
