@@ -9,7 +9,7 @@ import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
 import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
-import { headerNameProblems, idempotencyHeader, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
+import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
 
 const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
@@ -159,6 +159,8 @@ function checkRequestHeaders(action: Partial<Record<keyof ActionConfig, unknown>
     signed: action.signingSecret !== undefined,
     sendersBytes: action.transform === undefined,
   };
+  const renamed = typeof action.idempotencyHeader === 'string' ? idempotencyHeaderProblem(action.idempotencyHeader, request) : null;
+  if (renamed !== null) ctx.addIssue({ code: 'custom', path: ['idempotencyHeader'], message: renamed });
   const lookup = action.lookup;
   const places: [PropertyKey[], unknown, typeof request][] = [
     [['headers'], action.headers, request],

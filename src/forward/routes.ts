@@ -67,7 +67,10 @@ export class Routes {
   readonly #byKey = new Map<string, Route>();
   /** The actions no destination limits: one claim takes their due tasks. */
   readonly forClaim: readonly ClaimRoute[];
-  /** The actions a destination limits (their sends or their lookups), by the set of origins that limit them. */
+  /**
+   * The actions a destination limits (their sends or their lookups), by the set of origins that limit them. An action
+   * whose sends and unknown outcomes are limited by different sets is in two, each with the states it takes.
+   */
   readonly limitedGroups: readonly LimitedGroup[];
   /** The destinations with a `rateLimit`: when their buckets run dry, the next token is a time to look again. */
   readonly rateLimits: readonly DestinationLimit[];
@@ -107,16 +110,26 @@ export class Routes {
         maxAttempts: route.config.maxAttempts,
         leaseMs: route.leaseMs,
       };
-      const limiting = [...new Set([route.destination, route.lookup?.destination])].filter((o): o is string => o !== undefined && limits.has(o)).sort();
-      if (limiting.length === 0) {
-        free.push(claimRoute);
-        continue;
+      const limiting = (origins: (string | undefined)[]) =>
+        [...new Set(origins)].filter((o): o is string => o !== undefined && limits.has(o)).sort();
+      const claimUnder = (under: string[], claim: ClaimRoute) => {
+        if (under.length === 0) return free.push(claim);
+        route.limited = true;
+        const key = under.join(' ');
+        const group = groups.get(key) ?? { limits: under.map((origin) => limits.get(origin)!), routes: [] };
+        group.routes.push(claim);
+        groups.set(key, group);
+      };
+      // A pending task's claim is a send, to the action's origin; an unknown outcome's may also be a lookup, to the
+      // lookup's. Claimed whole under both origins' limits, the sends of an action whose lookups go to a limited search
+      // API waited for that API's limits too, though none of them goes there.
+      const sends = limiting([route.destination]);
+      const unknowns = limiting([route.destination, route.lookup?.destination]);
+      if (sends.join(' ') === unknowns.join(' ')) claimUnder(sends, claimRoute);
+      else {
+        claimUnder(sends, { ...claimRoute, states: ['pending'] });
+        claimUnder(unknowns, { ...claimRoute, states: ['outcome_unknown'] });
       }
-      route.limited = true;
-      const key = limiting.join(' ');
-      const group = groups.get(key) ?? { limits: limiting.map((origin) => limits.get(origin)!), routes: [] };
-      group.routes.push(claimRoute);
-      groups.set(key, group);
     }
     this.forClaim = free;
     this.limitedGroups = [...groups.values()];

@@ -386,6 +386,67 @@ describe('config', () => {
     ]);
   });
 
+  // Named after a header oncehook writes itself, the task ID went out in its place: `Host: t_…` to the API's
+  // server, the task ID as the body's content type, and `Content-Length` or `Transfer-Encoding` refused by undici
+  // before a byte was sent, on every attempt until they ran out.
+  it('refuses an idempotencyHeader that names a header oncehook writes itself', () => {
+    const action = (idempotencyHeader: string, extra: object = {}) => ({ url: 'https://api.crm.example/contacts', idempotencyHeader, ...extra });
+    const found = problems(
+      {
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              host: action('Host'),
+              length: action('content-length'),
+              chunked: action('Transfer-Encoding'),
+              type: action('Content-Type', { transform: '{"a": 1}' }),
+              signed: action('webhook-id', { signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+              fine: action('X-Request-Key'),
+            },
+          },
+        },
+      },
+      {},
+    );
+    const at = (name: string) => found.filter((p) => p.startsWith(`sources.shop.actions.${name}.idempotencyHeader: `));
+    expect(at('host')).toEqual([expect.stringMatching(/oncehook sets Host itself/)]);
+    expect(at('length')).toEqual([expect.stringMatching(/oncehook sets content-length itself/)]);
+    expect(at('chunked')).toEqual([expect.stringMatching(/oncehook sets Transfer-Encoding itself/)]);
+    expect(at('type')).toEqual([expect.stringMatching(/oncehook sets Content-Type itself: it is the type of the bytes sent/)]);
+    expect(at('signed')).toEqual([expect.stringMatching(/webhook-\* headers/)]);
+    expect(at('fine')).toEqual([]);
+  });
+
+  // Both spellings went through, and the one written last in the file replaced the other on the wire: which token
+  // an API received depended on the order of two keys nobody sees as two.
+  it('refuses a header given twice in different cases, in an action and in its lookup', () => {
+    const found = problems(
+      {
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              crm: {
+                url: 'https://api.crm.example/contacts',
+                headers: { authorization: 'Bearer old-token', Authorization: 'Bearer new-token' },
+                lookup: { url: 'https://api.crm.example/c?id={key}', headers: { 'X-Api-Key': 'a', 'x-api-key': 'b' }, found: {} },
+              },
+            },
+          },
+        },
+      },
+      {},
+    );
+    expect(found).toEqual([
+      'sources.shop.actions.crm.headers.Authorization: given twice (authorization, Authorization): header names are case-insensitive, so one would replace the other',
+      'sources.shop.actions.crm.lookup.headers["x-api-key"]: given twice (X-Api-Key, x-api-key): header names are case-insensitive, so one would replace the other',
+    ]);
+    expect(found.join('\n')).not.toMatch(/token|Bearer/);
+  });
+
   it('says where JSON is broken', () => {
     expect(() => parseConfig('{"sources": {', 'broken.json', {})).toThrow(/broken\.json: 1 problem[\s\S]*not valid JSON/);
   });
