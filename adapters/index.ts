@@ -2,8 +2,10 @@
 import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
+import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
+import { slack } from './slack.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
 import type { Adapter, AdapterName } from './types.ts';
@@ -12,6 +14,10 @@ export interface AdapterSource {
   adapter: AdapterName;
   secrets: readonly string[];
   hmac?: GenericHmacOptions | undefined;
+  /** Where the sender calls this source: those that sign the URL they called (Twilio, Square) are checked against it. */
+  publicUrl?: string | undefined;
+  /** What a sender's GET handshake must present (Meta's hub.verify_token). */
+  verifyToken?: string | undefined;
 }
 
 export function createAdapter(source: AdapterSource): Adapter {
@@ -27,6 +33,10 @@ export function createAdapter(source: AdapterSource): Adapter {
       return github({ secrets });
     case 'standard-webhooks':
       return standardWebhooks({ secrets });
+    case 'slack':
+      return slack({ secrets });
+    case 'sendgrid':
+      return sendgrid({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -9,7 +9,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -100,6 +100,19 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         },
       };
     }
+    case 'slack': {
+      const body = JSON.stringify({ type: 'event_callback', event_id: options.eventId ?? `Ev${eventId}`, event_time: now, event: { type: options.topic ?? 'app_mention', text: 'sample' } });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-slack-request-timestamp': String(now),
+          'x-slack-signature': `v0=${hmac('sha256', secret, `v0:${now}:${body}`).digest('hex')}`,
+        },
+      };
+    }
+    case 'sendgrid':
+      throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
     case 'generic-hmac': {
       const options_ = source.hmac!;
       const document: Record<string, unknown> = { data: {} };

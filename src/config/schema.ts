@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
+import { sendgridKey } from '../../adapters/sendgrid.ts';
 import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
 import { taskKeyProblems } from '../ingest/plan-tasks.ts';
@@ -194,6 +195,11 @@ export const sourceSchema = z
     readTimeoutMs: z.int().positive().default(15_000),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
     hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+    publicUrl: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('the URL senders that sign the URL they call (twilio, square) call: its origin, with the path they call'),
+    verifyToken: secret.optional().describe("the token a sender's GET handshake presents (meta's hub.verify_token)"),
     rateLimit: z
       .strictObject({
         perSecond: z.number().positive(),
@@ -217,10 +223,15 @@ function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unkno
   }
   // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
   // after the migrations, without its path, and passed check-config.
-  if (adapter === 'standard-webhooks' && Array.isArray(secrets)) {
+  const keyCheck: Partial<Record<string, [(value: string) => unknown, string]>> = {
+    'standard-webhooks': [standardWebhooksKey, 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"'],
+    sendgrid: [sendgridKey, 'a sendgrid secret is the Event Webhook\'s verification key: base64 of a public key ("MFkw…")'],
+  };
+  const check = typeof adapter === 'string' ? keyCheck[adapter] : undefined;
+  if (check && Array.isArray(secrets)) {
     secrets.forEach((value: unknown, i) => {
-      if (typeof value === 'string' && wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
-        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
+      if (typeof value === 'string' && wellFormed(value) && !decodes(() => check[0](value))) {
+        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: check[1] });
       }
     });
   }

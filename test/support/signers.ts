@@ -1,0 +1,39 @@
+import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import type { Delivery } from './deliveries.ts';
+
+/** A key pair of our own, signing as SendGrid signs: ECDSA P-256 over the timestamp and the body. */
+export function sendgridSigner() {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const key = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+  const signOf = (body: string, timestamp: string) => sign('sha256', Buffer.from(timestamp + body), privateKey).toString('base64');
+  return {
+    /** The verification key, as SendGrid shows it: a source's secret. */
+    key,
+    sign: signOf,
+    delivery(events: object[], timestamp = String(Math.floor(Date.now() / 1000))): Delivery {
+      const body = JSON.stringify(events);
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-twilio-email-event-webhook-signature': signOf(body, timestamp),
+          'x-twilio-email-event-webhook-timestamp': timestamp,
+        },
+      };
+    },
+  };
+}
+
+/** A Slack Events API request, signed as Slack signs: v0=HMAC-SHA256 of "v0:<timestamp>:<body>". */
+export function slackDelivery(secret: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': timestamp,
+      'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`,
+    },
+  };
+}
