@@ -9,7 +9,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -113,6 +113,27 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
     }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
+    case 'twitch': {
+      // The message ID is the delivery's and the event's; it is signed with the timestamp as Twitch writes it.
+      const id = options.eventId ?? randomUUID();
+      const type = options.topic ?? 'channel.follow';
+      const sentAt = new Date().toISOString();
+      const subscription = { id: randomUUID(), status: 'enabled', type, version: '1', cost: 0, condition: { broadcaster_user_id: '12826' }, created_at: sentAt };
+      const body = JSON.stringify({ subscription, event: { user_id: '1337', user_login: 'sample_user', broadcaster_user_id: '12826', followed_at: sentAt } });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'twitch-eventsub-message-id': id,
+          'twitch-eventsub-message-retry': '0',
+          'twitch-eventsub-message-type': 'notification',
+          'twitch-eventsub-message-timestamp': sentAt,
+          'twitch-eventsub-subscription-type': type,
+          'twitch-eventsub-subscription-version': '1',
+          'twitch-eventsub-message-signature': `sha256=${hmac('sha256', secret, `${id}${sentAt}${body}`).digest('hex')}`,
+        },
+      };
+    }
     case 'generic-hmac': {
       const options_ = source.hmac!;
       const document: Record<string, unknown> = { data: {} };
