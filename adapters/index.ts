@@ -10,6 +10,7 @@ import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
 import { twitch } from './twitch.ts';
 import type { Adapter, AdapterName } from './types.ts';
+import { zoom } from './zoom.ts';
 
 export interface AdapterSource {
   adapter: AdapterName;
@@ -40,6 +41,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return sendgrid({ secrets });
     case 'twitch':
       return twitch({ secrets });
+    case 'zoom':
+      return zoom({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -13,6 +13,7 @@ export const ADAPTER_NAMES = [
   'slack',
   'sendgrid',
   'twitch',
+  'zoom',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

@@ -9,7 +9,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -131,6 +131,24 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
           'twitch-eventsub-subscription-type': type,
           'twitch-eventsub-subscription-version': '1',
           'twitch-eventsub-message-signature': `sha256=${hmac('sha256', secret, `${id}${sentAt}${body}`).digest('hex')}`,
+        },
+      };
+    }
+    case 'zoom': {
+      // Zoom names an event by its body: the same --event-id makes the same body (its event_ts the start of the
+      // day, not now), so sending it twice shows the second deduplicated.
+      const eventTs = options.eventId === undefined ? Date.now() : new Date().setUTCHours(0, 0, 0, 0);
+      const body = JSON.stringify({
+        event: options.topic ?? 'meeting.started',
+        event_ts: eventTs,
+        payload: { account_id: 'sample-account', object: { id: eventId, uuid: eventId, topic: 'Sample meeting', host_id: 'sample-host' } },
+      });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'x-zm-request-timestamp': String(now),
+          'x-zm-signature': `v0=${hmac('sha256', secret, `v0:${now}:${body}`).digest('hex')}`,
         },
       };
     }

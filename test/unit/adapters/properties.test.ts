@@ -118,6 +118,16 @@ const cases: Case[] = [
     },
     identityHeaders: ['twitch-eventsub-message-retry', 'twitch-eventsub-subscription-type'],
   },
+  {
+    label: 'zoom',
+    adapter: adapterFor('zoom', SENDER_SECRET),
+    secret: SENDER_SECRET,
+    signed: (body) => {
+      const timestamp = String(unixSeconds(NOW));
+      return inbound({ 'x-zm-request-timestamp': timestamp, 'x-zm-signature': `v0=${hexHmac(SENDER_SECRET, `v0:${timestamp}:`, body)}` }, body);
+    },
+    identityHeaders: [],
+  },
 ];
 
 const encode = (text: string) => new TextEncoder().encode(text);

@@ -16,6 +16,7 @@ const { config } = parseConfig(
         actions: { crm: { url: 'https://crm.example/' } },
       },
       twitch: { adapter: 'twitch', secrets: ['twitch-secret-0123'], actions: { crm: { url: 'https://crm.example/' } } },
+      zoom: { adapter: 'zoom', secrets: ['zoom-secret-token'], actions: { crm: { url: 'https://crm.example/' } } },
       withDeliveryId: {
         adapter: 'generic-hmac',
         secrets: ['s'],
@@ -44,8 +45,8 @@ describe('send-sample', () => {
     expect(idOf('1')).toBe('evt_1');
   });
 
-  it('signs twitch samples their adapters verify, the same --event-id naming the same event', () => {
-    for (const id of ['twitch']) {
+  it('signs twitch and zoom samples their adapters verify, the same --event-id naming the same event', () => {
+    for (const id of ['twitch', 'zoom']) {
       const source = config.sources[id]!;
       const verify = (eventId: string) => {
         const { headers, body } = buildSample(source, { eventId });
