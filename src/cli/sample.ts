@@ -9,7 +9,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom', 'meta']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -150,6 +150,20 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
           'x-zm-request-timestamp': String(now),
           'x-zm-signature': `v0=${hmac('sha256', secret, `v0:${now}:${body}`).digest('hex')}`,
         },
+      };
+    }
+    case 'meta': {
+      // A WhatsApp message: Meta's own ID of it (wamid.…) names the event.
+      const id = eventId.startsWith('wamid.') ? eventId : `wamid.${eventId}`;
+      const value = {
+        messaging_product: 'whatsapp',
+        metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+        messages: [{ from: '16505551234', id, timestamp: String(now), type: 'text', text: { body: 'sample' } }],
+      };
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '102290129340398', changes: [{ value, field: options.topic ?? 'messages' }] }] });
+      return {
+        body,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body).digest('hex')}` },
       };
     }
     case 'generic-hmac': {

@@ -39,7 +39,7 @@ interface Case {
 }
 
 const adapterFor = (adapter: Parameters<typeof createAdapter>[0]['adapter'], secret: string, hmac = GENERIC_OPTIONS) =>
-  createAdapter({ adapter, secrets: [secret], hmac });
+  createAdapter({ adapter, secrets: [secret], hmac, verifyToken: 'verify-token' });
 
 const hexHmac = (secret: string, ...parts: string[]) => parts.reduce((mac, part) => mac.update(part), createHmac('sha256', secret)).digest('hex');
 const SENDER_SECRET = 'sender-secret-0123456789';
@@ -126,6 +126,13 @@ const cases: Case[] = [
       const timestamp = String(unixSeconds(NOW));
       return inbound({ 'x-zm-request-timestamp': timestamp, 'x-zm-signature': `v0=${hexHmac(SENDER_SECRET, `v0:${timestamp}:`, body)}` }, body);
     },
+    identityHeaders: [],
+  },
+  {
+    label: 'meta',
+    adapter: adapterFor('meta', SENDER_SECRET),
+    secret: SENDER_SECRET,
+    signed: (body) => inbound({ 'X-Hub-Signature-256': `sha256=${hexHmac(SENDER_SECRET, body)}` }, body),
     identityHeaders: [],
   },
 ];

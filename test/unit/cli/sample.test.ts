@@ -17,6 +17,7 @@ const { config } = parseConfig(
       },
       twitch: { adapter: 'twitch', secrets: ['twitch-secret-0123'], actions: { crm: { url: 'https://crm.example/' } } },
       zoom: { adapter: 'zoom', secrets: ['zoom-secret-token'], actions: { crm: { url: 'https://crm.example/' } } },
+      meta: { adapter: 'meta', secrets: ['app-secret'], verifyToken: 'meatyhamhock', actions: { crm: { url: 'https://crm.example/' } } },
       withDeliveryId: {
         adapter: 'generic-hmac',
         secrets: ['s'],
@@ -45,8 +46,8 @@ describe('send-sample', () => {
     expect(idOf('1')).toBe('evt_1');
   });
 
-  it('signs twitch and zoom samples their adapters verify, the same --event-id naming the same event', () => {
-    for (const id of ['twitch', 'zoom']) {
+  it('signs twitch, zoom and meta samples their adapters verify, the same --event-id naming the same event', () => {
+    for (const id of ['twitch', 'zoom', 'meta']) {
       const source = config.sources[id]!;
       const verify = (eventId: string) => {
         const { headers, body } = buildSample(source, { eventId });
@@ -57,5 +58,7 @@ describe('send-sample', () => {
       expect(verify('42'), id).not.toBe(verify('43'));
       expect(() => buildSample(source, { eventId: '42', deliveryId: 'first' }), id).toThrow(SampleError);
     }
+    const wamid = (eventId: string) => JSON.parse(buildSample(config.sources.meta!, { eventId }).body).entry[0].changes[0].value.messages[0].id;
+    expect([wamid('42'), wamid('wamid.42')]).toEqual(['wamid.42', 'wamid.42']);
   });
 });
