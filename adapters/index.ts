@@ -2,13 +2,16 @@
 import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
+import { meta } from './meta.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
 import { slack } from './slack.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
+import { twitch } from './twitch.ts';
 import type { Adapter, AdapterName } from './types.ts';
+import { zoom } from './zoom.ts';
 
 export interface AdapterSource {
   adapter: AdapterName;
@@ -37,6 +40,14 @@ export function createAdapter(source: AdapterSource): Adapter {
       return slack({ secrets });
     case 'sendgrid':
       return sendgrid({ secrets });
+    case 'twitch':
+      return twitch({ secrets });
+    case 'zoom':
+      return zoom({ secrets });
+    case 'meta':
+      // The config schema already requires it; this guards callers that bypass it.
+      if (source.verifyToken === undefined) throw new Error('the meta adapter needs the source\'s "verifyToken"');
+      return meta({ secrets, verifyToken: source.verifyToken });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -12,6 +12,9 @@ export const ADAPTER_NAMES = [
   'generic-hmac',
   'slack',
   'sendgrid',
+  'twitch',
+  'zoom',
+  'meta',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

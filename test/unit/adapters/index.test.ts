@@ -9,7 +9,12 @@ describe('createAdapter', () => {
     const hmac = name === 'generic-hmac' ? GENERIC_OPTIONS : undefined;
     // A sendgrid source's secret is SendGrid's public key, not a shared secret.
     const secret = name === 'sendgrid' ? sendgridSigner().key : STANDARD_SECRET;
-    expect(createAdapter({ adapter: name, secrets: [secret], hmac }).name).toBe(name);
+    // A meta source answers Meta's GET check with its verifyToken; the others ignore it.
+    expect(createAdapter({ adapter: name, secrets: [secret], hmac, verifyToken: 'verify-token' }).name).toBe(name);
+  });
+
+  it('refuses meta without its verifyToken', () => {
+    expect(() => createAdapter({ adapter: 'meta', secrets: ['s'] })).toThrow(/verifyToken/);
   });
 
   it('refuses generic-hmac without its options', () => {
