@@ -8,6 +8,7 @@ import { shopify } from './shopify.ts';
 import { slack } from './slack.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
+import { twilio } from './twilio.ts';
 import type { Adapter, AdapterName } from './types.ts';
 
 export interface AdapterSource {
@@ -37,6 +38,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return slack({ secrets });
     case 'sendgrid':
       return sendgrid({ secrets });
+    case 'twilio':
+      return twilio({ secrets, publicUrl: source.publicUrl });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -6,6 +6,8 @@ export interface SampleOptions {
   eventId?: string | undefined;
   deliveryId?: string | undefined;
   topic?: string | undefined;
+  /** The path the sample is posted to (`/in/{source}`): Twilio signs the URL, `publicUrl` and this path. */
+  path?: string | undefined;
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
@@ -111,6 +113,16 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         },
       };
     }
+    case 'twilio': {
+      // An incoming SMS, as Twilio posts it: form-encoded, the URL and the sorted parameters signed.
+      const sid = options.eventId ?? `SM${eventId.padStart(32, '0')}`;
+      const fields: Record<string, string> = { AccountSid: 'AC00000000000000000000000000000000', Body: 'sample', From: '+15005550006', MessageSid: sid, SmsSid: sid, SmsStatus: options.topic ?? 'received', To: '+15005550001' };
+      const signed = Object.keys(fields).sort().reduce((text, name) => text + name + fields[name], signedUrl(source, options.path));
+      return {
+        body: new URLSearchParams(fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': hmac('sha1', secret, signed).digest('base64'), 'i-twilio-idempotency-token': deliveryId },
+      };
+    }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
     case 'generic-hmac': {
@@ -134,6 +146,13 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
       return { body, headers };
     }
   }
+}
+
+/** The URL Twilio signs: the source's public origin and the path the sample is posted to. */
+function signedUrl(source: SourceConfig, path: string | undefined): string {
+  if (source.publicUrl === undefined) throw new SampleError(`a ${source.adapter} source signs its publicUrl, and this one has none`);
+  if (path === undefined) throw new Error('a sample of a sender that signs its URL needs the path it is posted to');
+  return new URL(source.publicUrl).origin + path;
 }
 
 function setPointer(document: Record<string, unknown>, pointer: string, value: string): void {

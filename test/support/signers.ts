@@ -1,4 +1,6 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+// The SDK's webhook helpers alone: the package's index loads its whole REST client.
+import { getExpectedBodyHash, getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import type { Delivery } from './deliveries.ts';
 
 /** A key pair of our own, signing as SendGrid signs: ECDSA P-256 over the timestamp and the body. */
@@ -36,4 +38,22 @@ export function slackDelivery(secret: string, payload: object): Delivery {
       'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`,
     },
   };
+}
+
+/**
+ * A Twilio request as Twilio posts one: form-encoded, signed by the `twilio` SDK's own getExpectedTwilioSignature
+ * over the URL it calls (`url`: the source's publicUrl origin and the path) and the parameters.
+ */
+export function twilioDelivery(authToken: string, url: string, params: Record<string, string>, headers: Record<string, string> = {}): Delivery {
+  return {
+    body: new URLSearchParams(params).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': getExpectedTwilioSignature(authToken, url, params), ...headers },
+  };
+}
+
+/** A JSON body as Twilio signs one (Event Streams): the URL alone, which carries the body's SHA-256 as bodySHA256. */
+export function twilioJsonDelivery(authToken: string, url: string, payload: unknown): { url: string; delivery: Delivery } {
+  const body = JSON.stringify(payload);
+  const signedUrl = `${url}${url.includes('?') ? '&' : '?'}bodySHA256=${getExpectedBodyHash(body)}`;
+  return { url: signedUrl, delivery: { body, headers: { 'content-type': 'application/json', 'x-twilio-signature': getExpectedTwilioSignature(authToken, signedUrl, {}) } } };
 }

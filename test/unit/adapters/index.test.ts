@@ -9,7 +9,12 @@ describe('createAdapter', () => {
     const hmac = name === 'generic-hmac' ? GENERIC_OPTIONS : undefined;
     // A sendgrid source's secret is SendGrid's public key, not a shared secret.
     const secret = name === 'sendgrid' ? sendgridSigner().key : STANDARD_SECRET;
-    expect(createAdapter({ adapter: name, secrets: [secret], hmac }).name).toBe(name);
+    // Senders that sign the URL they call need the public one; the others ignore it.
+    expect(createAdapter({ adapter: name, secrets: [secret], hmac, publicUrl: 'https://hooks.example.com' }).name).toBe(name);
+  });
+
+  it.each(['twilio'] as const)('refuses %s without the publicUrl it signs', (adapter) => {
+    expect(() => createAdapter({ adapter, secrets: ['s'] })).toThrow(/publicUrl/);
   });
 
   it('refuses generic-hmac without its options', () => {

@@ -173,6 +173,15 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
   });
 
+  it('refuses a twilio source without the publicUrl it signs, at the source\'s path', () => {
+    const source = (adapter: string, extra: object = {}) => ({ adapter, secrets: ['s3cret'], actions: {}, ...extra });
+    expect(problems({ sources: { sms: source('twilio'), bot: source('slack') } })).toEqual([
+      expect.stringMatching(/^sources\.sms\.publicUrl: a twilio source needs "publicUrl", the origin twilio calls/),
+    ]);
+    const publicUrl = 'https://hooks.example.com';
+    expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }) } }), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';
