@@ -6,6 +6,7 @@ import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
 import { slack } from './slack.ts';
+import { square } from './square.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
 import { twilio } from './twilio.ts';
@@ -40,6 +41,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return sendgrid({ secrets });
     case 'twilio':
       return twilio({ secrets, publicUrl: source.publicUrl });
+    case 'square':
+      return square({ secrets, publicUrl: source.publicUrl });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -6,12 +6,12 @@ export interface SampleOptions {
   eventId?: string | undefined;
   deliveryId?: string | undefined;
   topic?: string | undefined;
-  /** The path the sample is posted to (`/in/{source}`): Twilio signs the URL, `publicUrl` and this path. */
+  /** The path the sample is posted to (`/in/{source}`): Twilio and Square sign the URL, `publicUrl` and this path. */
   path?: string | undefined;
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'square']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -123,6 +123,10 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': hmac('sha1', secret, signed).digest('base64'), 'i-twilio-idempotency-token': deliveryId },
       };
     }
+    case 'square': {
+      const body = JSON.stringify({ merchant_id: 'SAMPLE', type: options.topic ?? 'payment.updated', event_id: eventId, created_at: new Date().toISOString(), data: { type: 'payment', id: 'sample', object: {} } });
+      return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': hmac('sha256', secret, signedUrl(source, options.path) + body).digest('base64') } };
+    }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
     case 'generic-hmac': {
@@ -148,7 +152,7 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
   }
 }
 
-/** The URL Twilio signs: the source's public origin and the path the sample is posted to. */
+/** The URL Twilio and Square sign: the source's public origin and the path the sample is posted to. */
 function signedUrl(source: SourceConfig, path: string | undefined): string {
   if (source.publicUrl === undefined) throw new SampleError(`a ${source.adapter} source signs its publicUrl, and this one has none`);
   if (path === undefined) throw new Error('a sample of a sender that signs its URL needs the path it is posted to');

@@ -57,3 +57,9 @@ export function twilioJsonDelivery(authToken: string, url: string, payload: unkn
   const signedUrl = `${url}${url.includes('?') ? '&' : '?'}bodySHA256=${getExpectedBodyHash(body)}`;
   return { url: signedUrl, delivery: { body, headers: { 'content-type': 'application/json', 'x-twilio-signature': getExpectedTwilioSignature(authToken, signedUrl, {}) } } };
 }
+
+/** A Square notification: base64 HMAC-SHA256 of the notification URL and the body (Square's SDKs only verify). */
+export function squareDelivery(signatureKey: string, url: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': createHmac('sha256', signatureKey).update(url + body).digest('base64') } };
+}

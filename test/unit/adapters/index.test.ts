@@ -13,7 +13,7 @@ describe('createAdapter', () => {
     expect(createAdapter({ adapter: name, secrets: [secret], hmac, publicUrl: 'https://hooks.example.com' }).name).toBe(name);
   });
 
-  it.each(['twilio'] as const)('refuses %s without the publicUrl it signs', (adapter) => {
+  it.each(['twilio', 'square'] as const)('refuses %s without the publicUrl it signs', (adapter) => {
     expect(() => createAdapter({ adapter, secrets: ['s'] })).toThrow(/publicUrl/);
   });
 

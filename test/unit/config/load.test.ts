@@ -173,13 +173,14 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
   });
 
-  it('refuses a twilio source without the publicUrl it signs, at the source\'s path', () => {
+  it('refuses a twilio or square source without the publicUrl it signs, at the source\'s path', () => {
     const source = (adapter: string, extra: object = {}) => ({ adapter, secrets: ['s3cret'], actions: {}, ...extra });
-    expect(problems({ sources: { sms: source('twilio'), bot: source('slack') } })).toEqual([
+    expect(problems({ sources: { sms: source('twilio'), pos: source('square'), bot: source('slack') } })).toEqual([
       expect.stringMatching(/^sources\.sms\.publicUrl: a twilio source needs "publicUrl", the origin twilio calls/),
+      expect.stringMatching(/^sources\.pos\.publicUrl: a square source needs "publicUrl"/),
     ]);
     const publicUrl = 'https://hooks.example.com';
-    expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }) } }), 'test.json', {})).not.toThrow();
+    expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }), pos: source('square', { publicUrl }) } }), 'test.json', {})).not.toThrow();
   });
 
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
