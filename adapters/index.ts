@@ -2,6 +2,7 @@
 import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
+import { paddle } from './paddle.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
@@ -43,6 +44,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return twilio({ secrets, publicUrl: source.publicUrl });
     case 'square':
       return square({ secrets, publicUrl: source.publicUrl });
+    case 'paddle':
+      return paddle({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

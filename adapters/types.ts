@@ -14,6 +14,7 @@ export const ADAPTER_NAMES = [
   'sendgrid',
   'twilio',
   'square',
+  'paddle',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

@@ -127,6 +127,11 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
       const body = JSON.stringify({ merchant_id: 'SAMPLE', type: options.topic ?? 'payment.updated', event_id: eventId, created_at: new Date().toISOString(), data: { type: 'payment', id: 'sample', object: {} } });
       return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': hmac('sha256', secret, signedUrl(source, options.path) + body).digest('base64') } };
     }
+    case 'paddle': {
+      const id = eventId.startsWith('evt_') ? eventId : `evt_${eventId}`;
+      const body = JSON.stringify({ event_id: id, event_type: options.topic ?? 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: `ntf_${deliveryId}`, data: {} });
+      return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${now};h1=${hmac('sha256', secret, `${now}:${body}`).digest('hex')}` } };
+    }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
     case 'generic-hmac': {

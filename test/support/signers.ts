@@ -63,3 +63,10 @@ export function squareDelivery(signatureKey: string, url: string, payload: objec
   const body = JSON.stringify(payload);
   return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': createHmac('sha256', signatureKey).update(url + body).digest('base64') } };
 }
+
+/** A Paddle Billing notification: `ts=…;h1=…`, hex HMAC-SHA256 of `ts:body` (Paddle's SDK only verifies). */
+export function paddleDelivery(secret: string, payload: object, at = new Date()): Delivery {
+  const body = JSON.stringify(payload);
+  const ts = Math.floor(at.getTime() / 1000);
+  return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${ts};h1=${createHmac('sha256', secret).update(`${ts}:${body}`).digest('hex')}` } };
+}
