@@ -12,6 +12,7 @@ import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
 import { twilio } from './twilio.ts';
 import type { Adapter, AdapterName } from './types.ts';
+import { woocommerce } from './woocommerce.ts';
 
 export interface AdapterSource {
   adapter: AdapterName;
@@ -46,6 +47,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return square({ secrets, publicUrl: source.publicUrl });
     case 'paddle':
       return paddle({ secrets });
+    case 'woocommerce':
+      return woocommerce({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -15,6 +15,7 @@ export const ADAPTER_NAMES = [
   'twilio',
   'square',
   'paddle',
+  'woocommerce',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

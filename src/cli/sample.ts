@@ -21,6 +21,7 @@ function deliveryIdRefusal(source: SourceConfig): string | null {
   if (source.adapter === 'generic-hmac') {
     return source.hmac?.deliveryId ? null : "this generic-hmac source's hmac names no deliveryId, so its deliveries have no ID apart from their event's (name one in the config to send one)";
   }
+  if (source.adapter === 'woocommerce') return "a woocommerce delivery is named by its webhook's ID and its event (X-WC-Webhook-Delivery-ID names no one delivery)";
   return ONE_ID.has(source.adapter) ? `a ${source.adapter} delivery has no ID of its own apart from its event's (a retry repeats it)` : null;
 }
 
@@ -131,6 +132,23 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
       const id = eventId.startsWith('evt_') ? eventId : `evt_${eventId}`;
       const body = JSON.stringify({ event_id: id, event_type: options.topic ?? 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: `ntf_${deliveryId}`, data: {} });
       return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${now};h1=${hmac('sha256', secret, `${now}:${body}`).digest('hex')}` } };
+    }
+    case 'woocommerce': {
+      // Modified at a fixed time, so that sending one --event-id twice is one event, as one state of an order is.
+      const body = JSON.stringify({ id: Number(eventId) || eventId, status: 'processing', total: '10.00', date_created_gmt: '2024-05-01T12:00:00', date_modified_gmt: '2024-05-01T12:00:00' });
+      const topic = options.topic ?? 'order.created';
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-wc-webhook-signature': hmac('sha256', secret, body).digest('base64'),
+          'x-wc-webhook-id': '1',
+          'x-wc-webhook-topic': topic,
+          'x-wc-webhook-resource': topic.split('.')[0]!,
+          'x-wc-webhook-event': topic.split('.').slice(1).join('.'),
+          'x-wc-webhook-delivery-id': randomUUID(),
+        },
+      };
     }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");

@@ -70,3 +70,22 @@ export function paddleDelivery(secret: string, payload: object, at = new Date())
   const ts = Math.floor(at.getTime() / 1000);
   return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${ts};h1=${createHmac('sha256', secret).update(`${ts}:${body}`).digest('hex')}` } };
 }
+
+/** A WooCommerce delivery as WC_Webhook::deliver sends one: base64 HMAC-SHA256 of the body, and its X-WC-* headers. */
+export function woocommerceDelivery(secret: string, topic: string, payload: object, webhookId = '7'): Delivery {
+  const body = JSON.stringify(payload);
+  const [resource, ...event] = topic.split('.');
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-wc-webhook-source': 'https://shop.example/',
+      'x-wc-webhook-topic': topic,
+      'x-wc-webhook-resource': resource!,
+      'x-wc-webhook-event': event.join('.'),
+      'x-wc-webhook-signature': createHmac('sha256', secret).update(body).digest('base64'),
+      'x-wc-webhook-id': webhookId,
+      'x-wc-webhook-delivery-id': createHmac('md5', 'wp-salt').update(`${webhookId}${Math.floor(Date.now() / 1000)}`).digest('hex'),
+    },
+  };
+}
