@@ -14,17 +14,26 @@ import {
   GENERIC_SECRET,
   GITHUB_SECRET,
   NOW,
+  PADDLE_SECRET,
+  PUBLIC_URL,
   SHOPIFY_SECRET,
+  SQUARE_KEY,
+  TWILIO_TOKEN,
+  WOOCOMMERCE_SECRET,
   STANDARD_SECRET,
   STRIPE_SECRET,
   flowRequest,
   genericRequest,
   githubRequest,
   inbound,
+  paddleRequest,
   shopifyRequest,
+  squareRequest,
   standardRequest,
   stripeRequest,
+  twilioJsonRequest,
   unixSeconds,
+  woocommerceRequest,
 } from './fixtures.ts';
 
 interface Case {
@@ -38,7 +47,7 @@ interface Case {
 }
 
 const adapterFor = (adapter: Parameters<typeof createAdapter>[0]['adapter'], secret: string, hmac = GENERIC_OPTIONS) =>
-  createAdapter({ adapter, secrets: [secret], hmac });
+  createAdapter({ adapter, secrets: [secret], hmac, publicUrl: PUBLIC_URL });
 
 const cases: Case[] = [
   {
@@ -93,6 +102,36 @@ const cases: Case[] = [
         headers: { 'X-Hook-Event': 'e-1', 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(unixSeconds(NOW)) },
       }),
     identityHeaders: ['x-hook-event', 'x-hook-topic', 'x-hook-time'],
+  },
+  // A form body's signature covers its parameters, not its bytes (`a=1&` signs as `a=1`): that scheme's own
+  // property is in twilio.test.ts. A JSON body's bytes are signed through its bodySHA256.
+  {
+    label: 'twilio (JSON, bodySHA256)',
+    adapter: adapterFor('twilio', TWILIO_TOKEN),
+    secret: TWILIO_TOKEN,
+    signed: (body) => twilioJsonRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'square',
+    adapter: adapterFor('square', SQUARE_KEY),
+    secret: SQUARE_KEY,
+    signed: (body) => squareRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'paddle',
+    adapter: adapterFor('paddle', PADDLE_SECRET),
+    secret: PADDLE_SECRET,
+    signed: (body) => paddleRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'woocommerce',
+    adapter: adapterFor('woocommerce', WOOCOMMERCE_SECRET),
+    secret: WOOCOMMERCE_SECRET,
+    signed: (body) => woocommerceRequest({ body }),
+    identityHeaders: ['x-wc-webhook-topic', 'x-wc-webhook-id', 'x-wc-webhook-delivery-id'],
   },
 ];
 
