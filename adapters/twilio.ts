@@ -53,13 +53,24 @@ const RESOURCES = [
   { sid: 'CallSid', status: ['CallStatus'] },
 ] as const;
 
+/**
+ * Twilio joins names and values with no separator, so a captured form can be split again into other fields that
+ * sign alike (`MessageSid=SM1&SmsSid=SM1` as `MessageSid=SM1SmsSidSM1`). Its IDs are read only where they look
+ * like Twilio's — a SID two capitals and hex digits, a status lower-case words — which no such split keeps: the
+ * next field's name, absorbed, brings capitals or letters past f.
+ */
+const SID = /^[A-Z]{2}[0-9a-fA-F]+$/;
+const STATUS = /^[a-z][a-z_-]*$/;
+
 function resourceIdentity(json: unknown): Pick<Identity, 'eventId' | 'topic' | 'occurredAt'> {
   const resource = RESOURCES.find(({ sid }) => jsonPointer(json, `/${sid}`) !== undefined);
   if (!resource) {
     throw new InputError('missing_identity', `the request verified but names none of ${RESOURCES.map(({ sid }) => sid).join(', ')}`);
   }
   const sid = stringId(jsonPointer(json, `/${resource.sid}`), `resource id (${resource.sid})`);
+  if (!SID.test(sid)) throw new InputError('invalid_identity', `the ${resource.sid} ${JSON.stringify(sid.slice(0, 40))} is not a Twilio SID (two capitals and hex digits)`);
   const status = resource.status.map((name) => optionalString(jsonPointer(json, `/${name}`))).find((value) => value !== null) ?? null;
+  if (status !== null && !STATUS.test(status)) throw new InputError('invalid_identity', `the status ${JSON.stringify(status.slice(0, 40))} is not one of Twilio's (lower-case words)`);
   const timestamp = jsonPointer(json, '/Timestamp');
   return {
     eventId: requireId(status === null ? sid : `${sid}:${status}`, `event id (${resource.sid}:${resource.status[0]})`),

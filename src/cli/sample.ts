@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import type { SourceConfig } from '../config/schema.ts';
 import { pointerTokens } from '../json-pointer.ts';
 
@@ -116,7 +116,9 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
     }
     case 'twilio': {
       // An incoming SMS, as Twilio posts it: form-encoded, the URL and the sorted parameters signed.
-      const sid = options.eventId ?? `SM${eventId.padStart(32, '0')}`;
+      // Twilio's IDs are read only where they look like its SIDs: an --event-id that is not one is made into one.
+      const hex = /^[0-9a-f]{1,32}$/i.test(eventId) ? eventId.padStart(32, '0') : createHash('sha256').update(eventId).digest('hex').slice(0, 32);
+      const sid = /^[A-Z]{2}[0-9a-fA-F]+$/.test(eventId) ? eventId : `SM${hex}`;
       const fields: Record<string, string> = { AccountSid: 'AC00000000000000000000000000000000', Body: 'sample', From: '+15005550006', MessageSid: sid, SmsSid: sid, SmsStatus: options.topic ?? 'received', To: '+15005550001' };
       const signed = Object.keys(fields).sort().reduce((text, name) => text + name + fields[name], signedUrl(source, options.path));
       return {

@@ -160,11 +160,15 @@ describe('twilio adapter', () => {
     );
   });
 
-  it("pins a limit of Twilio's scheme: names and values are joined without a separator, and the bytes are not what is signed", () => {
+  it("pins a limit of Twilio's scheme, names and values joined without a separator, and how the IDs are kept from it", () => {
     const delivery = twilioDelivery(TOKEN, PUBLIC + PATH, { MessageSid: 'SM1', SmsStatus: 'received', Body: 'hello' });
     // The same parameters in another order sign the same; so do others split elsewhere (past the signature, this
     // one names no message): see docs/senders.md.
     expect(adapter.verify(request({ ...delivery, body: 'SmsStatus=received&MessageSid=SM1&Body=hello' })).eventId).toBe('SM1:received');
     expectInputError(() => adapter.verify(request({ ...delivery, body: 'Body=helloMessageSidSM1&SmsStatus=received' })), 'missing_identity');
+    // A split that would name another event: its SID or status no longer looks like Twilio's.
+    const both = twilioDelivery(TOKEN, PUBLIC + PATH, { MessageSid: 'SM1', SmsSid: 'SM1', SmsStatus: 'received', To: '+1' });
+    expect(expectInputError(() => adapter.verify(request({ ...both, body: 'MessageSid=SM1SmsSidSM1&SmsStatus=received&To=%2B1' })), 'invalid_identity')).toMatch(/not a Twilio SID/);
+    expect(expectInputError(() => adapter.verify(request({ ...both, body: 'MessageSid=SM1&SmsSid=SM1&SmsStatus=receivedTo%2B1' })), 'invalid_identity')).toMatch(/not one of Twilio's/);
   });
 });
