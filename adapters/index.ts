@@ -3,15 +3,19 @@ import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
 import { meta } from './meta.ts';
+import { paddle } from './paddle.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
 import { slack } from './slack.ts';
+import { square } from './square.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
 import { twitch } from './twitch.ts';
 import type { Adapter, AdapterName } from './types.ts';
 import { zoom } from './zoom.ts';
+import { twilio } from './twilio.ts';
+import { woocommerce } from './woocommerce.ts';
 
 export interface AdapterSource {
   adapter: AdapterName;
@@ -48,6 +52,14 @@ export function createAdapter(source: AdapterSource): Adapter {
       // The config schema already requires it; this guards callers that bypass it.
       if (source.verifyToken === undefined) throw new Error('the meta adapter needs the source\'s "verifyToken"');
       return meta({ secrets, verifyToken: source.verifyToken });
+    case 'twilio':
+      return twilio({ secrets, publicUrl: source.publicUrl });
+    case 'square':
+      return square({ secrets, publicUrl: source.publicUrl });
+    case 'paddle':
+      return paddle({ secrets });
+    case 'woocommerce':
+      return woocommerce({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

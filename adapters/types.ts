@@ -15,6 +15,10 @@ export const ADAPTER_NAMES = [
   'twitch',
   'zoom',
   'meta',
+  'twilio',
+  'square',
+  'paddle',
+  'woocommerce',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import type { SourceConfig } from '../config/schema.ts';
 import { pointerTokens } from '../json-pointer.ts';
 
@@ -6,10 +6,12 @@ export interface SampleOptions {
   eventId?: string | undefined;
   deliveryId?: string | undefined;
   topic?: string | undefined;
+  /** The path the sample is posted to (`/in/{source}`): Twilio and Square sign the URL, `publicUrl` and this path. */
+  path?: string | undefined;
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom', 'meta']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom', 'meta', 'square']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -19,6 +21,7 @@ function deliveryIdRefusal(source: SourceConfig): string | null {
   if (source.adapter === 'generic-hmac') {
     return source.hmac?.deliveryId ? null : "this generic-hmac source's hmac names no deliveryId, so its deliveries have no ID apart from their event's (name one in the config to send one)";
   }
+  if (source.adapter === 'woocommerce') return "a woocommerce delivery is named by its webhook's ID and its event (X-WC-Webhook-Delivery-ID names no one delivery)";
   return ONE_ID.has(source.adapter) ? `a ${source.adapter} delivery has no ID of its own apart from its event's (a retry repeats it)` : null;
 }
 
@@ -111,6 +114,44 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         },
       };
     }
+    case 'twilio': {
+      // An incoming SMS, as Twilio posts it: form-encoded, the URL and the sorted parameters signed.
+      // Twilio's IDs are read only where they look like its SIDs: an --event-id that is not one is made into one.
+      const hex = /^[0-9a-f]{1,32}$/i.test(eventId) ? eventId.padStart(32, '0') : createHash('sha256').update(eventId).digest('hex').slice(0, 32);
+      const sid = /^[A-Z]{2}[0-9a-fA-F]+$/.test(eventId) ? eventId : `SM${hex}`;
+      const fields: Record<string, string> = { AccountSid: 'AC00000000000000000000000000000000', Body: 'sample', From: '+15005550006', MessageSid: sid, SmsSid: sid, SmsStatus: options.topic ?? 'received', To: '+15005550001' };
+      const signed = Object.keys(fields).sort().reduce((text, name) => text + name + fields[name], signedUrl(source, options.path));
+      return {
+        body: new URLSearchParams(fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': hmac('sha1', secret, signed).digest('base64'), 'i-twilio-idempotency-token': deliveryId },
+      };
+    }
+    case 'square': {
+      const body = JSON.stringify({ merchant_id: 'SAMPLE', type: options.topic ?? 'payment.updated', event_id: eventId, created_at: new Date().toISOString(), data: { type: 'payment', id: 'sample', object: {} } });
+      return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': hmac('sha256', secret, signedUrl(source, options.path) + body).digest('base64') } };
+    }
+    case 'paddle': {
+      const id = eventId.startsWith('evt_') ? eventId : `evt_${eventId}`;
+      const body = JSON.stringify({ event_id: id, event_type: options.topic ?? 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: `ntf_${deliveryId}`, data: {} });
+      return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${now};h1=${hmac('sha256', secret, `${now}:${body}`).digest('hex')}` } };
+    }
+    case 'woocommerce': {
+      // Modified at a fixed time, so that sending one --event-id twice is one event, as one state of an order is.
+      const body = JSON.stringify({ id: Number(eventId) || eventId, status: 'processing', total: '10.00', date_created_gmt: '2024-05-01T12:00:00', date_modified_gmt: '2024-05-01T12:00:00' });
+      const topic = options.topic ?? 'order.created';
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-wc-webhook-signature': hmac('sha256', secret, body).digest('base64'),
+          'x-wc-webhook-id': '1',
+          'x-wc-webhook-topic': topic,
+          'x-wc-webhook-resource': topic.split('.')[0]!,
+          'x-wc-webhook-event': topic.split('.').slice(1).join('.'),
+          'x-wc-webhook-delivery-id': randomUUID(),
+        },
+      };
+    }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
     case 'twitch': {
@@ -187,6 +228,13 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
       return { body, headers };
     }
   }
+}
+
+/** The URL Twilio and Square sign: the source's public origin and the path the sample is posted to. */
+function signedUrl(source: SourceConfig, path: string | undefined): string {
+  if (source.publicUrl === undefined) throw new SampleError(`a ${source.adapter} source signs its publicUrl, and this one has none`);
+  if (path === undefined) throw new Error('a sample of a sender that signs its URL needs the path it is posted to');
+  return new URL(source.publicUrl).origin + path;
 }
 
 function setPointer(document: Record<string, unknown>, pointer: string, value: string): void {

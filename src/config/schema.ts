@@ -215,6 +215,10 @@ export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
   const { adapter, hmac, secrets, actions, verifyToken } = source;
+  // Twilio and Square sign the URL they call: without the public one, no delivery could ever verify.
+  if ((adapter === 'twilio' || adapter === 'square') && source.publicUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: `a ${adapter} source needs "publicUrl", the origin ${adapter} calls (e.g. "https://hooks.example.com"): it signs the URL it calls` });
+  }
   if (adapter === 'generic-hmac' && hmac === undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
   }

@@ -84,7 +84,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       release = admission.enter(sourceId);
       const request = c.req.raw;
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
-      const identity = adapter.verify({ headers: request.headers, body, now: new Date(), target: targetOf(c.req.url) });
+      const identity = adapter.verify({ headers: request.headers, body, now: new Date(), target: targetOf(incoming.url, c.req.url) });
       const headers = redactors.get(sourceId)!(incoming.headers);
       const contentType = request.headers.get('content-type');
       const receiptOf = (event: Omit<Identity, 'items'>, bytes: Uint8Array, plan: Plan, handshake = false): ReceiptInput => ({
@@ -194,8 +194,13 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
 const UNKNOWN = '(unknown)';
 const NO_SOURCE_NAMED = 'deliveries are posted to /in/{source}, with the name of a configured source';
 
-/** The path and query the sender called, which senders that sign their URL signed. */
-function targetOf(url: string): string {
+/**
+ * The path and query the sender called, which senders that sign their URL signed: as the request line named it,
+ * for a URL parser re-encodes some characters (`'` as `%27`) that the sender signed as they were. A request line
+ * that is not a path (an absolute URL) is taken as parsed.
+ */
+function targetOf(requestLine: string | undefined, url: string): string {
+  if (requestLine?.startsWith('/')) return requestLine;
   const parsed = new URL(url);
   return `${parsed.pathname}${parsed.search}`;
 }

@@ -1,4 +1,6 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+// The SDK's webhook helpers alone: the package's index loads its whole REST client.
+import { getExpectedBodyHash, getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import type { Delivery } from './deliveries.ts';
 
 /** A key pair of our own, signing as SendGrid signs: ECDSA P-256 over the timestamp and the body. */
@@ -75,5 +77,55 @@ export function metaDelivery(secret: string, payload: object): Delivery {
   return {
     body,
     headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
+  };
+}
+
+/**
+ * A Twilio request as Twilio posts one: form-encoded, signed by the `twilio` SDK's own getExpectedTwilioSignature
+ * over the URL it calls (`url`: the source's publicUrl origin and the path) and the parameters.
+ */
+export function twilioDelivery(authToken: string, url: string, params: Record<string, string>, headers: Record<string, string> = {}): Delivery {
+  return {
+    body: new URLSearchParams(params).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': getExpectedTwilioSignature(authToken, url, params), ...headers },
+  };
+}
+
+/** A JSON body as Twilio signs one (Event Streams): the URL alone, which carries the body's SHA-256 as bodySHA256. */
+export function twilioJsonDelivery(authToken: string, url: string, payload: unknown): { url: string; delivery: Delivery } {
+  const body = JSON.stringify(payload);
+  const signedUrl = `${url}${url.includes('?') ? '&' : '?'}bodySHA256=${getExpectedBodyHash(body)}`;
+  return { url: signedUrl, delivery: { body, headers: { 'content-type': 'application/json', 'x-twilio-signature': getExpectedTwilioSignature(authToken, signedUrl, {}) } } };
+}
+
+/** A Square notification: base64 HMAC-SHA256 of the notification URL and the body (Square's SDKs only verify). */
+export function squareDelivery(signatureKey: string, url: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': createHmac('sha256', signatureKey).update(url + body).digest('base64') } };
+}
+
+/** A Paddle Billing notification: `ts=…;h1=…`, hex HMAC-SHA256 of `ts:body` (Paddle's SDK only verifies). */
+export function paddleDelivery(secret: string, payload: object, at = new Date()): Delivery {
+  const body = JSON.stringify(payload);
+  const ts = Math.floor(at.getTime() / 1000);
+  return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${ts};h1=${createHmac('sha256', secret).update(`${ts}:${body}`).digest('hex')}` } };
+}
+
+/** A WooCommerce delivery as WC_Webhook::deliver sends one: base64 HMAC-SHA256 of the body, and its X-WC-* headers. */
+export function woocommerceDelivery(secret: string, topic: string, payload: object, webhookId = '7'): Delivery {
+  const body = JSON.stringify(payload);
+  const [resource, ...event] = topic.split('.');
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-wc-webhook-source': 'https://shop.example/',
+      'x-wc-webhook-topic': topic,
+      'x-wc-webhook-resource': resource!,
+      'x-wc-webhook-event': event.join('.'),
+      'x-wc-webhook-signature': createHmac('sha256', secret).update(body).digest('base64'),
+      'x-wc-webhook-id': webhookId,
+      'x-wc-webhook-delivery-id': createHmac('md5', 'wp-salt').update(`${webhookId}${Math.floor(Date.now() / 1000)}`).digest('hex'),
+    },
   };
 }

@@ -4,6 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { sign as githubSign } from '@octokit/webhooks-methods';
+import { getExpectedBodyHash, getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { expect } from 'vitest';
@@ -234,6 +235,51 @@ export function genericRequest(
       ...timestampHeader,
       ...deliveryHeader,
       ...headers,
+    },
+    body,
+  );
+}
+
+// Senders that sign the URL they call: the public origin a source declares, and the path it is called at.
+export const PUBLIC_URL = 'https://hooks.example.com';
+
+export const TWILIO_TOKEN = 'twilio-auth-token';
+
+/** A JSON body as Twilio signs one, with the `twilio` SDK: the URL alone, carrying the body's SHA-256 as bodySHA256. */
+export function twilioJsonRequest(options: { token?: string; body?: string; path?: string } = {}): InboundRequest {
+  const { token = TWILIO_TOKEN, body = '[{"id":"EZ1","type":"com.twilio.messaging.message.delivered","time":"2024-05-01T12:00:00Z"}]', path = '/in/twilio' } = options;
+  const target = `${path}?bodySHA256=${getExpectedBodyHash(body)}`;
+  return { ...inbound({ 'Content-Type': 'application/json', 'X-Twilio-Signature': getExpectedTwilioSignature(token, PUBLIC_URL + target, {}) }, body), target };
+}
+
+export const SQUARE_KEY = 'square-signature-key';
+
+/** A Square notification: base64 HMAC-SHA256 of the notification URL and the body (Square's SDK only verifies). */
+export function squareRequest(options: { key?: string; body?: string; path?: string } = {}): InboundRequest {
+  const { key = SQUARE_KEY, body = JSON.stringify({ event_id: 'sq-evt-1', type: 'payment.updated', created_at: '2024-05-01T11:59:58Z' }), path = '/in/square' } = options;
+  return { ...inbound({ 'Content-Type': 'application/json', 'x-square-hmacsha256-signature': hmac('sha256', key, 'base64', PUBLIC_URL + path + body) }, body), target: path };
+}
+
+export const PADDLE_SECRET = 'pdl_ntfset_test';
+
+/** A Paddle Billing notification signed at `timestamp`: hex HMAC-SHA256 of `ts:body` (Paddle's SDK only verifies). */
+export function paddleRequest(options: { secret?: string; body?: string; timestamp?: number } = {}): InboundRequest {
+  const { secret = PADDLE_SECRET, body = JSON.stringify({ event_id: 'evt_1', event_type: 'transaction.completed', notification_id: 'ntf_1' }), timestamp = unixSeconds(NOW) } = options;
+  return inbound({ 'Content-Type': 'application/json', 'Paddle-Signature': `ts=${timestamp};h1=${hmac('sha256', secret, 'hex', `${timestamp}:${body}`)}` }, body);
+}
+
+export const WOOCOMMERCE_SECRET = 'wc-secret';
+
+/** A WooCommerce delivery: base64 HMAC-SHA256 of the body, and the X-WC-* headers WC_Webhook::deliver adds. */
+export function woocommerceRequest(options: { secret?: string; body?: string } = {}): InboundRequest {
+  const { secret = WOOCOMMERCE_SECRET, body = JSON.stringify({ id: 1234, date_modified_gmt: '2024-05-01T11:59:30' }) } = options;
+  return inbound(
+    {
+      'Content-Type': 'application/json',
+      'X-WC-Webhook-Signature': hmac('sha256', secret, 'base64', body),
+      'X-WC-Webhook-Topic': 'order.updated',
+      'X-WC-Webhook-ID': '7',
+      'X-WC-Webhook-Delivery-ID': 'd41d8cd98f00b204e9800998ecf8427e',
     },
     body,
   );

@@ -15,17 +15,26 @@ import {
   GENERIC_SECRET,
   GITHUB_SECRET,
   NOW,
+  PADDLE_SECRET,
+  PUBLIC_URL,
   SHOPIFY_SECRET,
+  SQUARE_KEY,
+  TWILIO_TOKEN,
+  WOOCOMMERCE_SECRET,
   STANDARD_SECRET,
   STRIPE_SECRET,
   flowRequest,
   genericRequest,
   githubRequest,
   inbound,
+  paddleRequest,
   shopifyRequest,
+  squareRequest,
   standardRequest,
   stripeRequest,
+  twilioJsonRequest,
   unixSeconds,
+  woocommerceRequest,
 } from './fixtures.ts';
 
 interface Case {
@@ -39,7 +48,7 @@ interface Case {
 }
 
 const adapterFor = (adapter: Parameters<typeof createAdapter>[0]['adapter'], secret: string, hmac = GENERIC_OPTIONS) =>
-  createAdapter({ adapter, secrets: [secret], hmac, verifyToken: 'verify-token' });
+  createAdapter({ adapter, secrets: [secret], hmac, verifyToken: 'verify-token', publicUrl: PUBLIC_URL });
 
 const hexHmac = (secret: string, ...parts: string[]) => parts.reduce((mac, part) => mac.update(part), createHmac('sha256', secret)).digest('hex');
 const SENDER_SECRET = 'sender-secret-0123456789';
@@ -134,6 +143,36 @@ const cases: Case[] = [
     secret: SENDER_SECRET,
     signed: (body) => inbound({ 'X-Hub-Signature-256': `sha256=${hexHmac(SENDER_SECRET, body)}` }, body),
     identityHeaders: [],
+  },
+  // A form body's signature covers its parameters, not its bytes (`a=1&` signs as `a=1`): that scheme's own
+  // property is in twilio.test.ts. A JSON body's bytes are signed through its bodySHA256.
+  {
+    label: 'twilio (JSON, bodySHA256)',
+    adapter: adapterFor('twilio', TWILIO_TOKEN),
+    secret: TWILIO_TOKEN,
+    signed: (body) => twilioJsonRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'square',
+    adapter: adapterFor('square', SQUARE_KEY),
+    secret: SQUARE_KEY,
+    signed: (body) => squareRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'paddle',
+    adapter: adapterFor('paddle', PADDLE_SECRET),
+    secret: PADDLE_SECRET,
+    signed: (body) => paddleRequest({ body }),
+    identityHeaders: [],
+  },
+  {
+    label: 'woocommerce',
+    adapter: adapterFor('woocommerce', WOOCOMMERCE_SECRET),
+    secret: WOOCOMMERCE_SECRET,
+    signed: (body) => woocommerceRequest({ body }),
+    identityHeaders: ['x-wc-webhook-topic', 'x-wc-webhook-id', 'x-wc-webhook-delivery-id'],
   },
 ];
 

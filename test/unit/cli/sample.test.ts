@@ -18,6 +18,10 @@ const { config } = parseConfig(
       twitch: { adapter: 'twitch', secrets: ['twitch-secret-0123'], actions: { crm: { url: 'https://crm.example/' } } },
       zoom: { adapter: 'zoom', secrets: ['zoom-secret-token'], actions: { crm: { url: 'https://crm.example/' } } },
       meta: { adapter: 'meta', secrets: ['app-secret'], verifyToken: 'meatyhamhock', actions: { crm: { url: 'https://crm.example/' } } },
+      sms: { adapter: 'twilio', secrets: ['twilio-token'], publicUrl: 'https://hooks.example.com', actions: { crm: { url: 'https://crm.example/' } } },
+      pos: { adapter: 'square', secrets: ['square-key'], publicUrl: 'https://hooks.example.com', actions: { crm: { url: 'https://crm.example/' } } },
+      billing: { adapter: 'paddle', secrets: ['pdl_ntfset_x'], actions: { crm: { url: 'https://crm.example/' } } },
+      store: { adapter: 'woocommerce', secrets: ['wc-secret'], actions: { crm: { url: 'https://crm.example/' } } },
       withDeliveryId: {
         adapter: 'generic-hmac',
         secrets: ['s'],
@@ -60,5 +64,22 @@ describe('send-sample', () => {
     }
     const wamid = (eventId: string) => JSON.parse(buildSample(config.sources.meta!, { eventId }).body).entry[0].changes[0].value.messages[0].id;
     expect([wamid('42'), wamid('wamid.42')]).toEqual(['wamid.42', 'wamid.42']);
+  });
+
+  it('signs a sample each new adapter verifies, over the public URL and the path it is posted to for twilio and square', () => {
+    for (const id of ['sms', 'pos', 'billing', 'store']) {
+      const source = config.sources[id]!;
+      const sent = () => {
+        const sample = buildSample(source, { eventId: '42', path: `/in/${id}` });
+        return createAdapter(source).verify({ headers: new Headers(sample.headers), body: Buffer.from(sample.body), now: new Date(), target: `/in/${id}` });
+      };
+      const identity = sent();
+      expect(identity.eventId, id).toContain('42');
+      // The same --event-id again is the same event.
+      expect(sent().eventId, id).toBe(identity.eventId);
+    }
+    expect(() => buildSample(config.sources.pos!, { eventId: '1', deliveryId: 'first', path: '/in/pos' })).toThrow(/^--delivery-id: a square delivery has no ID/);
+    expect(() => buildSample(config.sources.store!, { eventId: '1', deliveryId: 'first' })).toThrow(/^--delivery-id: a woocommerce delivery is named by its webhook/);
+    expect(buildSample(config.sources.sms!, { eventId: '1', deliveryId: 'first', path: '/in/sms' }).headers['i-twilio-idempotency-token']).toBe('first');
   });
 });

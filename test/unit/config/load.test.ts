@@ -179,6 +179,16 @@ describe('config', () => {
     expect(parseConfig(JSON.stringify(whatsapp({ verifyToken: 'meatyhamhock' })), 'test.json', {}).config.sources.wa!.verifyToken).toBe('meatyhamhock');
   });
 
+  it('refuses a twilio or square source without the publicUrl it signs, at the source\'s path', () => {
+    const source = (adapter: string, extra: object = {}) => ({ adapter, secrets: ['s3cret'], actions: {}, ...extra });
+    expect(problems({ sources: { sms: source('twilio'), pos: source('square'), bot: source('slack') } })).toEqual([
+      expect.stringMatching(/^sources\.sms\.publicUrl: a twilio source needs "publicUrl", the origin twilio calls/),
+      expect.stringMatching(/^sources\.pos\.publicUrl: a square source needs "publicUrl"/),
+    ]);
+    const publicUrl = 'https://hooks.example.com';
+    expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }), pos: source('square', { publicUrl }) } }), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';
