@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkMillisecondsTimestamp,
   checkTimestamp,
   header,
   isoDate,
@@ -9,6 +10,8 @@ import {
   parseJsonText,
   requireId,
   safeEqual,
+  tokenMatches,
+  unixMillisecondsDate,
   unixSecondsDate,
 } from '../../../adapters/verify.ts';
 import { InputError, SignatureError } from '../../../src/errors.ts';
@@ -71,6 +74,28 @@ describe('checkTimestamp', () => {
   });
 });
 
+describe('checkMillisecondsTimestamp', () => {
+  const now = new Date(1_700_000_000_000);
+
+  it('accepts the edges of the window, to the millisecond, and refuses beyond them in both directions', () => {
+    expect(() => checkMillisecondsTimestamp(1_699_999_700_000, now, 300, 'ts')).not.toThrow();
+    expect(() => checkMillisecondsTimestamp(1_700_000_300_000, now, 300, 'ts')).not.toThrow();
+    expect(() => checkMillisecondsTimestamp(1_699_999_699_999, now, 300, 'ts')).toThrow(/ts is 301 s old/);
+    expect(() => checkMillisecondsTimestamp(1_700_000_300_001, now, 300, 'ts')).toThrow(/ts is 301 s in the future/);
+  });
+
+  it('says a timestamp in seconds is one', () => {
+    expect(() => checkMillisecondsTimestamp(1_700_000_000, now, 300, 'ts')).toThrow(/ts is 1700000000, which is unix seconds/);
+  });
+});
+
+describe('tokenMatches', () => {
+  it('finds the token among the secrets, and nothing that merely begins or ends like one', () => {
+    expect(tokenMatches('b-token', ['a-token', 'b-token'])).toBe(true);
+    for (const other of ['b-toke', 'b-tokens', '', 'B-TOKEN']) expect(tokenMatches(other, ['a-token', 'b-token'])).toBe(false);
+  });
+});
+
 describe('header', () => {
   it('returns the first name present, in any case', () => {
     const headers = new Headers({ 'Shopify-Topic': 'new', 'x-other': '1' });
@@ -109,6 +134,9 @@ describe('optional fields a delivery cannot be refused over', () => {
     expect(isoDate('9999-12-31T23:59:59Z')?.toISOString()).toBe('9999-12-31T23:59:59.000Z');
     expect(unixSecondsDate(253402300799)?.toISOString()).toBe('9999-12-31T23:59:59.000Z');
     expect(unixSecondsDate(253402300800)).toBeNull();
+    expect(unixMillisecondsDate(253402300799000)?.toISOString()).toBe('9999-12-31T23:59:59.000Z');
+    expect(unixMillisecondsDate(253402300800000)).toBeNull();
+    expect(unixMillisecondsDate(1.5)).toBeNull();
   });
 });
 
