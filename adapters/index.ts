@@ -2,6 +2,7 @@
 import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
+import { hubspot } from './hubspot.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
@@ -37,6 +38,10 @@ export function createAdapter(source: AdapterSource): Adapter {
       return slack({ secrets });
     case 'sendgrid':
       return sendgrid({ secrets });
+    case 'hubspot':
+      // The config schema requires a hubspot source's publicUrl; this guards callers that bypass it.
+      if (!source.publicUrl) throw new Error('the hubspot adapter needs the source\'s "publicUrl": HubSpot signs the URL it calls');
+      return hubspot({ secrets, publicUrl: source.publicUrl });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -12,6 +12,7 @@ export const ADAPTER_NAMES = [
   'generic-hmac',
   'slack',
   'sendgrid',
+  'hubspot',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

@@ -264,7 +264,7 @@ program
       }
       let sample: ReturnType<typeof buildSample>;
       try {
-        sample = buildSample(source, options);
+        sample = buildSample(source, { ...options, path: `/in/${encodeURIComponent(sourceId)}` });
       } catch (error) {
         if (!(error instanceof SampleError)) throw error;
         console.error(error.message);

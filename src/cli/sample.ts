@@ -1,15 +1,18 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { SourceConfig } from '../config/schema.ts';
 import { pointerTokens } from '../json-pointer.ts';
+import { hubspotSignedUri } from '../../adapters/hubspot.ts';
 
 export interface SampleOptions {
   eventId?: string | undefined;
   deliveryId?: string | undefined;
   topic?: string | undefined;
+  /** The path the sample is POSTed to (`/in/crm`): senders that sign the URL they call sign it. */
+  path?: string | undefined;
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'hubspot']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -113,6 +116,22 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
     }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
+    case 'hubspot': {
+      // One event in HubSpot's list; its ID is what the event ID names, in the account and subscription of the sample.
+      const body = JSON.stringify([
+        { eventId: Number(eventId) || eventId, subscriptionId: 1, portalId: 1, appId: 1, occurredAt: Date.now(), subscriptionType: options.topic ?? 'contact.creation', attemptNumber: 0, objectId: 1, changeSource: 'CRM' },
+      ]);
+      const timestamp = String(Date.now());
+      const uri = hubspotSignedUri(source.publicUrl!, options.path);
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-hubspot-request-timestamp': timestamp,
+          'x-hubspot-signature-v3': hmac('sha256', secret, `POST${uri}${body}${timestamp}`).digest('base64'),
+        },
+      };
+    }
     case 'generic-hmac': {
       const options_ = source.hmac!;
       const document: Record<string, unknown> = { data: {} };

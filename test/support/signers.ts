@@ -1,4 +1,5 @@
 import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import { Signature } from '@hubspot/api-client';
 import type { Delivery } from './deliveries.ts';
 
 /** A key pair of our own, signing as SendGrid signs: ECDSA P-256 over the timestamp and the body. */
@@ -35,5 +36,18 @@ export function slackDelivery(secret: string, payload: object): Delivery {
       'x-slack-request-timestamp': timestamp,
       'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`,
     },
+  };
+}
+
+/**
+ * A HubSpot Webhooks API delivery: a list of events, signed by @hubspot/api-client's v3 signer over
+ * POST + the URL HubSpot calls + the body + the timestamp (unix milliseconds).
+ */
+export function hubspotDelivery(secret: string, url: string, events: object[], timestamp = Date.now()): Delivery {
+  const body = JSON.stringify(events);
+  const signature = Signature.getSignature('POST', 'v3', { clientSecret: secret, requestBody: body, url, timestamp, signature: '' });
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'x-hubspot-request-timestamp': String(timestamp), 'x-hubspot-signature-v3': signature },
   };
 }

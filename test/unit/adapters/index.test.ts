@@ -9,10 +9,15 @@ describe('createAdapter', () => {
     const hmac = name === 'generic-hmac' ? GENERIC_OPTIONS : undefined;
     // A sendgrid source's secret is SendGrid's public key, not a shared secret.
     const secret = name === 'sendgrid' ? sendgridSigner().key : STANDARD_SECRET;
-    expect(createAdapter({ adapter: name, secrets: [secret], hmac }).name).toBe(name);
+    // Senders that sign the URL they call are checked against the source's publicUrl.
+    expect(createAdapter({ adapter: name, secrets: [secret], hmac, publicUrl: 'https://hooks.example.com' }).name).toBe(name);
   });
 
   it('refuses generic-hmac without its options', () => {
     expect(() => createAdapter({ adapter: 'generic-hmac', secrets: ['s'] })).toThrow(/hmac/);
+  });
+
+  it('refuses hubspot without the publicUrl HubSpot signs', () => {
+    expect(() => createAdapter({ adapter: 'hubspot', secrets: ['s'] })).toThrow(/publicUrl/);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.ts';
 import { buildSample, SampleError } from '../../../src/cli/sample.ts';
+import { createAdapter } from '../../../adapters/index.ts';
 
 const { config } = parseConfig(
   JSON.stringify({
@@ -40,5 +41,38 @@ describe('send-sample', () => {
     const idOf = (eventId: string) => JSON.parse(buildSample(config.sources.payments!, { eventId }).body).id;
     expect(idOf('evt_1')).toBe('evt_1');
     expect(idOf('1')).toBe('evt_1');
+  });
+});
+
+describe('send-sample for hubspot', () => {
+  const { config: more } = parseConfig(
+    JSON.stringify({
+      sources: {
+        crm: { adapter: 'hubspot', secrets: ['hs'], publicUrl: 'https://hooks.example.com', actions: { a: { url: 'https://a.example/' } } },
+      },
+    }),
+    'test',
+  );
+  /** The sample as the gateway sees it, POSTed to /in/{source}. */
+  const verified = (id: string, options: Parameters<typeof buildSample>[1]) => {
+    const source = more.sources[id]!;
+    const sample = buildSample(source, { ...options, path: `/in/${id}` });
+    const adapter = createAdapter({ adapter: source.adapter, secrets: source.secrets, publicUrl: source.publicUrl });
+    return adapter.verify({ headers: new Headers(sample.headers), body: Buffer.from(sample.body), now: new Date(), target: `/in/${id}` });
+  };
+
+  it.each(['crm'])('signs a %s sample as its sender does, and the same --event-id names the same event', (id) => {
+    const first = verified(id, { eventId: '42' });
+    const again = verified(id, { eventId: '42' });
+    expect(again.eventId).toBe(first.eventId);
+    expect(verified(id, { eventId: '43' }).eventId).not.toBe(first.eventId);
+  });
+
+  it('refuses --delivery-id for hubspot, whose deliveries carry only the event ID', () => {
+    expect(() => buildSample(more.sources.crm!, { eventId: '1', deliveryId: 'first' })).toThrow(SampleError);
+  });
+
+  it('takes --topic as the topic the adapter reads', () => {
+    expect(verified('crm', { topic: 'deal.creation' }).items![0]!.topic).toBe('deal.creation');
   });
 });
