@@ -2,6 +2,7 @@
 import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
+import { gitlab } from './gitlab.ts';
 import { hubspot } from './hubspot.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
@@ -42,6 +43,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       // The config schema requires a hubspot source's publicUrl; this guards callers that bypass it.
       if (!source.publicUrl) throw new Error('the hubspot adapter needs the source\'s "publicUrl": HubSpot signs the URL it calls');
       return hubspot({ secrets, publicUrl: source.publicUrl });
+    case 'gitlab':
+      return gitlab({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

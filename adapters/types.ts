@@ -13,6 +13,7 @@ export const ADAPTER_NAMES = [
   'slack',
   'sendgrid',
   'hubspot',
+  'gitlab',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

@@ -132,6 +132,19 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         },
       };
     }
+    case 'gitlab': {
+      const body = JSON.stringify({ object_kind: options.topic ?? 'push', ref: 'refs/heads/main', project: { id: 1 } });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-gitlab-token': secret,
+          'x-gitlab-event': 'Push Hook',
+          'x-gitlab-event-uuid': options.eventId ?? randomUUID(),
+          'idempotency-key': deliveryId,
+        },
+      };
+    }
     case 'generic-hmac': {
       const options_ = source.hmac!;
       const document: Record<string, unknown> = { data: {} };

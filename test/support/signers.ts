@@ -1,4 +1,4 @@
-import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { Signature } from '@hubspot/api-client';
 import type { Delivery } from './deliveries.ts';
 
@@ -50,4 +50,21 @@ export function hubspotDelivery(secret: string, url: string, events: object[], t
     body,
     headers: { 'content-type': 'application/json', 'x-hubspot-request-timestamp': String(timestamp), 'x-hubspot-signature-v3': signature },
   };
+}
+
+/** A GitLab webhook: its secret token in X-Gitlab-Token, and the delivery headers GitLab 17.4 and later send. */
+export function gitlabDelivery(
+  token: string,
+  payload: object,
+  ids: { eventUuid?: string; idempotencyKey?: string; event?: string } = {},
+): Delivery {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-gitlab-token': token,
+    'x-gitlab-event': ids.event ?? 'Push Hook',
+    'x-gitlab-webhook-uuid': randomUUID(),
+  };
+  if (ids.eventUuid !== undefined) headers['x-gitlab-event-uuid'] = ids.eventUuid;
+  if (ids.idempotencyKey !== undefined) headers['idempotency-key'] = ids.idempotencyKey;
+  return { body: JSON.stringify(payload), headers };
 }

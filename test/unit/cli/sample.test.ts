@@ -44,11 +44,12 @@ describe('send-sample', () => {
   });
 });
 
-describe('send-sample for hubspot', () => {
+describe('send-sample for hubspot and gitlab', () => {
   const { config: more } = parseConfig(
     JSON.stringify({
       sources: {
         crm: { adapter: 'hubspot', secrets: ['hs'], publicUrl: 'https://hooks.example.com', actions: { a: { url: 'https://a.example/' } } },
+        code: { adapter: 'gitlab', secrets: ['gl'], actions: { a: { url: 'https://a.example/' } } },
       },
     }),
     'test',
@@ -61,18 +62,20 @@ describe('send-sample for hubspot', () => {
     return adapter.verify({ headers: new Headers(sample.headers), body: Buffer.from(sample.body), now: new Date(), target: `/in/${id}` });
   };
 
-  it.each(['crm'])('signs a %s sample as its sender does, and the same --event-id names the same event', (id) => {
+  it.each(['crm', 'code'])('signs a %s sample as its sender does, and the same --event-id names the same event', (id) => {
     const first = verified(id, { eventId: '42' });
     const again = verified(id, { eventId: '42' });
     expect(again.eventId).toBe(first.eventId);
     expect(verified(id, { eventId: '43' }).eventId).not.toBe(first.eventId);
   });
 
-  it('refuses --delivery-id for hubspot, whose deliveries carry only the event ID', () => {
+  it('puts --delivery-id where gitlab carries one, and refuses it for hubspot', () => {
+    expect(verified('code', { eventId: '1', deliveryId: 'first' }).deliveryId).toBe('first');
     expect(() => buildSample(more.sources.crm!, { eventId: '1', deliveryId: 'first' })).toThrow(SampleError);
   });
 
   it('takes --topic as the topic the adapter reads', () => {
     expect(verified('crm', { topic: 'deal.creation' }).items![0]!.topic).toBe('deal.creation');
+    expect(verified('code', { topic: 'merge_request' }).topic).toBe('merge_request');
   });
 });
