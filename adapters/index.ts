@@ -4,6 +4,7 @@ import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
 import { gitlab } from './gitlab.ts';
 import { hubspot } from './hubspot.ts';
+import { linear } from './linear.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
@@ -45,6 +46,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return hubspot({ secrets, publicUrl: source.publicUrl });
     case 'gitlab':
       return gitlab({ secrets });
+    case 'linear':
+      return linear({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -14,6 +14,7 @@ export const ADAPTER_NAMES = [
   'sendgrid',
   'hubspot',
   'gitlab',
+  'linear',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

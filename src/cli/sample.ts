@@ -145,6 +145,25 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         },
       };
     }
+    case 'linear': {
+      // A linear topic is `type.action` (`Issue.update`).
+      const topic = options.topic ?? 'Issue.create';
+      const dot = topic.lastIndexOf('.');
+      const [type, action] = dot < 0 ? [topic, 'create'] : [topic.slice(0, dot), topic.slice(dot + 1)];
+      const body = JSON.stringify({
+        action,
+        type,
+        // Linear names a change by its entity and the time of the action: dated the start of today, the same
+        // --event-id names the same change when sent again.
+        createdAt: new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000).toISOString(),
+        data: { id: options.eventId ?? randomUUID(), title: 'sample' },
+        webhookTimestamp: Date.now(),
+      });
+      return {
+        body,
+        headers: { 'content-type': 'application/json', 'linear-signature': hmac('sha256', secret, body).digest('hex'), 'linear-delivery': deliveryId, 'linear-event': type },
+      };
+    }
     case 'generic-hmac': {
       const options_ = source.hmac!;
       const document: Record<string, unknown> = { data: {} };

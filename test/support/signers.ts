@@ -68,3 +68,17 @@ export function gitlabDelivery(
   if (ids.idempotencyKey !== undefined) headers['idempotency-key'] = ids.idempotencyKey;
   return { body: JSON.stringify(payload), headers };
 }
+
+/** A Linear webhook, stamped now in the body's webhookTimestamp and signed as Linear signs: hex HMAC-SHA256 of the body. */
+export function linearDelivery(secret: string, payload: object, delivery: string, webhookTimestamp = Date.now()): Delivery {
+  const body = JSON.stringify({ ...payload, webhookTimestamp });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'linear-signature': createHmac('sha256', secret).update(body).digest('hex'),
+      'linear-delivery': delivery,
+      'linear-event': String((payload as { type?: unknown }).type ?? ''),
+    },
+  };
+}
