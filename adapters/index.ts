@@ -11,6 +11,7 @@ import { shopify } from './shopify.ts';
 import { slack } from './slack.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
+import { typeform } from './typeform.ts';
 import type { Adapter, AdapterName } from './types.ts';
 
 export interface AdapterSource {
@@ -48,6 +49,8 @@ export function createAdapter(source: AdapterSource): Adapter {
       return gitlab({ secrets });
     case 'linear':
       return linear({ secrets });
+    case 'typeform':
+      return typeform({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

@@ -15,6 +15,7 @@ export const ADAPTER_NAMES = [
   'hubspot',
   'gitlab',
   'linear',
+  'typeform',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

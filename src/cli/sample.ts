@@ -12,7 +12,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'hubspot']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'hubspot', 'typeform']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -163,6 +163,14 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         body,
         headers: { 'content-type': 'application/json', 'linear-signature': hmac('sha256', secret, body).digest('hex'), 'linear-delivery': deliveryId, 'linear-event': type },
       };
+    }
+    case 'typeform': {
+      const body = JSON.stringify({
+        event_id: eventId,
+        event_type: options.topic ?? 'form_response',
+        form_response: { form_id: 'sample', token: randomUUID(), submitted_at: new Date().toISOString(), answers: [] },
+      });
+      return { body, headers: { 'content-type': 'application/json', 'typeform-signature': `sha256=${hmac('sha256', secret, body).digest('base64')}` } };
     }
     case 'generic-hmac': {
       const options_ = source.hmac!;

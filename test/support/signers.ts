@@ -82,3 +82,12 @@ export function linearDelivery(secret: string, payload: object, delivery: string
     },
   };
 }
+
+/** A Typeform webhook, signed as Typeform's docs show: "sha256=" + base64 HMAC-SHA256 of the body. */
+export function typeformDelivery(secret: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'typeform-signature': `sha256=${createHmac('sha256', secret).update(body).digest('base64')}` },
+  };
+}
