@@ -5,14 +5,17 @@ import { github } from './github.ts';
 import { gitlab } from './gitlab.ts';
 import { hubspot } from './hubspot.ts';
 import { linear } from './linear.ts';
+import { meta } from './meta.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
 import { shopify } from './shopify.ts';
 import { slack } from './slack.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
+import { twitch } from './twitch.ts';
 import { typeform } from './typeform.ts';
 import type { Adapter, AdapterName } from './types.ts';
+import { zoom } from './zoom.ts';
 
 export interface AdapterSource {
   adapter: AdapterName;
@@ -41,6 +44,14 @@ export function createAdapter(source: AdapterSource): Adapter {
       return slack({ secrets });
     case 'sendgrid':
       return sendgrid({ secrets });
+    case 'twitch':
+      return twitch({ secrets });
+    case 'zoom':
+      return zoom({ secrets });
+    case 'meta':
+      // The config schema already requires it; this guards callers that bypass it.
+      if (source.verifyToken === undefined) throw new Error('the meta adapter needs the source\'s "verifyToken"');
+      return meta({ secrets, verifyToken: source.verifyToken });
     case 'hubspot':
       // The config schema requires a hubspot source's publicUrl; this guards callers that bypass it.
       if (!source.publicUrl) throw new Error('the hubspot adapter needs the source\'s "publicUrl": HubSpot signs the URL it calls');

@@ -75,9 +75,17 @@ export function requireSignatureHeader(headers: Headers, ...names: string[]): st
 
 /**
  * Checks a unix-seconds timestamp header against the arrival time, in both directions: a replayed old request
- * and one stamped far in the future (a skewed or forged clock) are both refused.
+ * and one stamped far in the future (a skewed or forged clock) are both refused. The window ahead defaults to the
+ * one behind; a sender whose retries keep their first timestamp (Zoom) needs a long one behind, and only clock
+ * skew ahead.
  */
-export function checkTimestamp(value: string, now: Date, toleranceSeconds: number, headerName: string): number {
+export function checkTimestamp(
+  value: string,
+  now: Date,
+  toleranceSeconds: number,
+  headerName: string,
+  futureToleranceSeconds = toleranceSeconds,
+): number {
   if (!/^\d{1,15}$/.test(value)) {
     throw new SignatureError(`${headerName} must be a unix timestamp in seconds`, 'timestamp');
   }
@@ -87,9 +95,10 @@ export function checkTimestamp(value: string, now: Date, toleranceSeconds: numbe
   if (age > toleranceSeconds) {
     throw new SignatureError(`${headerName} is ${age} s old, ${allowed}; a replay, or the sender's clock is wrong`, 'timestamp');
   }
-  if (-age > toleranceSeconds) {
+  if (-age > futureToleranceSeconds) {
     const unit = inMilliseconds(timestamp, now);
-    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${allowed}; check the sender's clock`}`, 'timestamp');
+    const ahead = `more than the ${futureToleranceSeconds} s allowed`;
+    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${ahead}; check the sender's clock`}`, 'timestamp');
   }
   return timestamp;
 }
@@ -290,6 +299,7 @@ export function unixSecondsDate(value: unknown): Date | null {
   return storableDate(new Date(seconds * 1000));
 }
 
+/** Unix milliseconds (Zoom's event_ts, Messenger's timestamps); null when unreadable, as for seconds. */
 export function unixMillisecondsDate(value: unknown): Date | null {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return null;
   return storableDate(new Date(value));

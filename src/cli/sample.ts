@@ -12,7 +12,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'hubspot', 'typeform']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom', 'meta', 'hubspot', 'typeform']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -116,6 +116,59 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
     }
     case 'sendgrid':
       throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
+    case 'twitch': {
+      // The message ID is the delivery's and the event's; it is signed with the timestamp as Twitch writes it.
+      const id = options.eventId ?? randomUUID();
+      const type = options.topic ?? 'channel.follow';
+      const sentAt = new Date().toISOString();
+      const subscription = { id: randomUUID(), status: 'enabled', type, version: '1', cost: 0, condition: { broadcaster_user_id: '12826' }, created_at: sentAt };
+      const body = JSON.stringify({ subscription, event: { user_id: '1337', user_login: 'sample_user', broadcaster_user_id: '12826', followed_at: sentAt } });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'twitch-eventsub-message-id': id,
+          'twitch-eventsub-message-retry': '0',
+          'twitch-eventsub-message-type': 'notification',
+          'twitch-eventsub-message-timestamp': sentAt,
+          'twitch-eventsub-subscription-type': type,
+          'twitch-eventsub-subscription-version': '1',
+          'twitch-eventsub-message-signature': `sha256=${hmac('sha256', secret, `${id}${sentAt}${body}`).digest('hex')}`,
+        },
+      };
+    }
+    case 'zoom': {
+      // Zoom names an event by its body: the same --event-id makes the same body (its event_ts the start of the
+      // day, not now), so sending it twice shows the second deduplicated.
+      const eventTs = options.eventId === undefined ? Date.now() : new Date().setUTCHours(0, 0, 0, 0);
+      const body = JSON.stringify({
+        event: options.topic ?? 'meeting.started',
+        event_ts: eventTs,
+        payload: { account_id: 'sample-account', object: { id: eventId, uuid: eventId, topic: 'Sample meeting', host_id: 'sample-host' } },
+      });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'x-zm-request-timestamp': String(now),
+          'x-zm-signature': `v0=${hmac('sha256', secret, `v0:${now}:${body}`).digest('hex')}`,
+        },
+      };
+    }
+    case 'meta': {
+      // A WhatsApp message: Meta's own ID of it (wamid.…) names the event.
+      const id = eventId.startsWith('wamid.') ? eventId : `wamid.${eventId}`;
+      const value = {
+        messaging_product: 'whatsapp',
+        metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+        messages: [{ from: '16505551234', id, timestamp: String(now), type: 'text', text: { body: 'sample' } }],
+      };
+      const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '102290129340398', changes: [{ value, field: options.topic ?? 'messages' }] }] });
+      return {
+        body,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body).digest('hex')}` },
+      };
+    }
     case 'hubspot': {
       // One event in HubSpot's list; its ID is what the event ID names, in the account and subscription of the sample.
       const body = JSON.stringify([

@@ -214,9 +214,14 @@ export const sourceSchema = z
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
-  const { adapter, hmac, secrets, actions } = source;
+  const { adapter, hmac, secrets, actions, verifyToken } = source;
   if (adapter === 'generic-hmac' && hmac === undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
+  }
+  // Without it the source could never answer Meta's GET check, and Meta sends no event to an unverified URL.
+  if (adapter === 'meta' && verifyToken === undefined) {
+    const message = "a meta source needs verifyToken: the Verify Token entered with the callback URL in the App Dashboard, which Meta's GET check presents as hub.verify_token";
+    ctx.addIssue({ code: 'custom', path: ['verifyToken'], message });
   }
   if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });

@@ -153,7 +153,18 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
     const adapter = adapters.get(sourceId);
     if (!source || !adapter) return unknownSource(c, `no source named "${sourceId}" is configured`);
     if (!adapter.answerGet) throw new HttpError(405, 'method_not_allowed', `deliveries are POSTed to /in/${sourceId}; ${adapter.name} makes no GET handshake`);
-    const { identity, answer: handshake } = adapter.answerGet(new URL(c.req.url).searchParams);
+    let answered: ReturnType<NonNullable<Adapter['answerGet']>>;
+    try {
+      answered = adapter.answerGet(new URL(c.req.url).searchParams);
+    } catch (error) {
+      // A wrong verify token is counted as a POST's wrong signature is: a rotated token shows the same way.
+      if (error instanceof HttpError) {
+        metrics.rejections.inc({ source: sourceId, reason: error.code });
+        if (error.status === 403) signatureFailures?.note(sourceId, 'signature');
+      }
+      throw error;
+    }
+    const { identity, answer: handshake } = answered;
     const { incoming } = c.env as HttpBindings;
     const empty = new Uint8Array(0);
     const receipt: ReceiptInput = {

@@ -39,6 +39,46 @@ export function slackDelivery(secret: string, payload: object): Delivery {
   };
 }
 
+/** A Twitch EventSub message, signed as Twitch signs: sha256=HMAC-SHA256 of message ID + timestamp + body. */
+export function twitchDelivery(secret: string, type: 'notification' | 'webhook_callback_verification' | 'revocation', payload: object, messageId: string): Delivery {
+  const body = JSON.stringify(payload);
+  const timestamp = new Date().toISOString();
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'twitch-eventsub-message-id': messageId,
+      'twitch-eventsub-message-retry': '0',
+      'twitch-eventsub-message-type': type,
+      'twitch-eventsub-message-timestamp': timestamp,
+      'twitch-eventsub-message-signature': `sha256=${createHmac('sha256', secret).update(messageId + timestamp + body).digest('hex')}`,
+    },
+  };
+}
+
+/** A Zoom webhook, signed as Zoom signs: v0=HMAC-SHA256 of "v0:<x-zm-request-timestamp>:<body>". */
+export function zoomDelivery(secret: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'x-zm-request-timestamp': timestamp,
+      'x-zm-signature': `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`,
+    },
+  };
+}
+
+/** A Meta Graph API webhook, signed as Meta signs: sha256=HMAC-SHA256 of the body under the App Secret. */
+export function metaDelivery(secret: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
+  };
+}
+
 /**
  * A HubSpot Webhooks API delivery: a list of events, signed by @hubspot/api-client's v3 signer over
  * POST + the URL HubSpot calls + the body + the timestamp (unix milliseconds).

@@ -9,8 +9,13 @@ describe('createAdapter', () => {
     const hmac = name === 'generic-hmac' ? GENERIC_OPTIONS : undefined;
     // A sendgrid source's secret is SendGrid's public key, not a shared secret.
     const secret = name === 'sendgrid' ? sendgridSigner().key : STANDARD_SECRET;
-    // Senders that sign the URL they call are checked against the source's publicUrl.
-    expect(createAdapter({ adapter: name, secrets: [secret], hmac, publicUrl: 'https://hooks.example.com' }).name).toBe(name);
+    // A meta source answers Meta's GET check with its verifyToken, and senders that sign the URL they call are
+    // checked against the source's publicUrl; the others ignore both.
+    expect(createAdapter({ adapter: name, secrets: [secret], hmac, verifyToken: 'verify-token', publicUrl: 'https://hooks.example.com' }).name).toBe(name);
+  });
+
+  it('refuses meta without its verifyToken', () => {
+    expect(() => createAdapter({ adapter: 'meta', secrets: ['s'] })).toThrow(/verifyToken/);
   });
 
   it('refuses generic-hmac without its options', () => {

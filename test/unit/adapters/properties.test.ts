@@ -2,6 +2,7 @@
  * Properties every adapter keeps whatever arrives: it answers only with SignatureError (401) or InputError
  * (400), never leaks a secret in a message, and never accepts a body that differs from the signed one.
  */
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAdapter } from '../../../adapters/index.ts';
@@ -49,7 +50,10 @@ interface Case {
 }
 
 const adapterFor = (adapter: Parameters<typeof createAdapter>[0]['adapter'], secret: string, hmac = GENERIC_OPTIONS) =>
-  createAdapter({ adapter, secrets: [secret], hmac });
+  createAdapter({ adapter, secrets: [secret], hmac, verifyToken: 'verify-token' });
+
+const hexHmac = (secret: string, ...parts: string[]) => parts.reduce((mac, part) => mac.update(part), createHmac('sha256', secret)).digest('hex');
+const SENDER_SECRET = 'sender-secret-0123456789';
 
 const cases: Case[] = [
   {
@@ -104,6 +108,43 @@ const cases: Case[] = [
         headers: { 'X-Hook-Event': 'e-1', 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(unixSeconds(NOW)) },
       }),
     identityHeaders: ['x-hook-event', 'x-hook-topic', 'x-hook-time'],
+  },
+  {
+    label: 'twitch',
+    adapter: adapterFor('twitch', SENDER_SECRET),
+    secret: SENDER_SECRET,
+    signed: (body) => {
+      const [id, sent] = ['e76c6bd4-55c9-4987-8304-da1588d8988b', NOW.toISOString()];
+      return inbound(
+        {
+          'Twitch-Eventsub-Message-Id': id,
+          'Twitch-Eventsub-Message-Timestamp': sent,
+          'Twitch-Eventsub-Message-Type': 'notification',
+          'Twitch-Eventsub-Message-Retry': '0',
+          'Twitch-Eventsub-Subscription-Type': 'channel.follow',
+          'Twitch-Eventsub-Message-Signature': `sha256=${hexHmac(SENDER_SECRET, id, sent, body)}`,
+        },
+        body,
+      );
+    },
+    identityHeaders: ['twitch-eventsub-message-retry', 'twitch-eventsub-subscription-type'],
+  },
+  {
+    label: 'zoom',
+    adapter: adapterFor('zoom', SENDER_SECRET),
+    secret: SENDER_SECRET,
+    signed: (body) => {
+      const timestamp = String(unixSeconds(NOW));
+      return inbound({ 'x-zm-request-timestamp': timestamp, 'x-zm-signature': `v0=${hexHmac(SENDER_SECRET, `v0:${timestamp}:`, body)}` }, body);
+    },
+    identityHeaders: [],
+  },
+  {
+    label: 'meta',
+    adapter: adapterFor('meta', SENDER_SECRET),
+    secret: SENDER_SECRET,
+    signed: (body) => inbound({ 'X-Hub-Signature-256': `sha256=${hexHmac(SENDER_SECRET, body)}` }, body),
+    identityHeaders: [],
   },
   {
     label: 'hubspot',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createAdapter } from '../../../adapters/index.ts';
 import { parseConfig } from '../../../src/config/load.ts';
 import { buildSample, SampleError } from '../../../src/cli/sample.ts';
-import { createAdapter } from '../../../adapters/index.ts';
 
 const { config } = parseConfig(
   JSON.stringify({
@@ -15,6 +15,9 @@ const { config } = parseConfig(
         hmac: { signatureHeader: 'X-Acme-Signature', eventId: { pointer: '/event/id' }, topic: { pointer: '/event/type' } },
         actions: { crm: { url: 'https://crm.example/' } },
       },
+      twitch: { adapter: 'twitch', secrets: ['twitch-secret-0123'], actions: { crm: { url: 'https://crm.example/' } } },
+      zoom: { adapter: 'zoom', secrets: ['zoom-secret-token'], actions: { crm: { url: 'https://crm.example/' } } },
+      meta: { adapter: 'meta', secrets: ['app-secret'], verifyToken: 'meatyhamhock', actions: { crm: { url: 'https://crm.example/' } } },
       withDeliveryId: {
         adapter: 'generic-hmac',
         secrets: ['s'],
@@ -41,6 +44,22 @@ describe('send-sample', () => {
     const idOf = (eventId: string) => JSON.parse(buildSample(config.sources.payments!, { eventId }).body).id;
     expect(idOf('evt_1')).toBe('evt_1');
     expect(idOf('1')).toBe('evt_1');
+  });
+
+  it('signs twitch, zoom and meta samples their adapters verify, the same --event-id naming the same event', () => {
+    for (const id of ['twitch', 'zoom', 'meta']) {
+      const source = config.sources[id]!;
+      const verify = (eventId: string) => {
+        const { headers, body } = buildSample(source, { eventId });
+        const identity = createAdapter(source).verify({ headers: new Headers(headers), body: new TextEncoder().encode(body), now: new Date() });
+        return identity.items?.[0]?.eventId ?? identity.eventId;
+      };
+      expect(verify('42'), id).toBe(verify('42'));
+      expect(verify('42'), id).not.toBe(verify('43'));
+      expect(() => buildSample(source, { eventId: '42', deliveryId: 'first' }), id).toThrow(SampleError);
+    }
+    const wamid = (eventId: string) => JSON.parse(buildSample(config.sources.meta!, { eventId }).body).entry[0].changes[0].value.messages[0].id;
+    expect([wamid('42'), wamid('wamid.42')]).toEqual(['wamid.42', 'wamid.42']);
   });
 });
 

@@ -173,6 +173,12 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
   });
 
+  it("refuses a meta source without verifyToken: it could never answer Meta's GET check", () => {
+    const whatsapp = (extra: object) => ({ sources: { wa: { adapter: 'meta', secrets: ['app-secret'], actions: {}, ...extra } } });
+    expect(problems(whatsapp({}))).toEqual([expect.stringMatching(/^sources\.wa\.verifyToken: a meta source needs verifyToken: the Verify Token /)]);
+    expect(parseConfig(JSON.stringify(whatsapp({ verifyToken: 'meatyhamhock' })), 'test.json', {}).config.sources.wa!.verifyToken).toBe('meatyhamhock');
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';
