@@ -2,6 +2,9 @@
 import type { GenericHmacOptions } from '../src/config/schema.ts';
 import { genericHmac } from './generic-hmac.ts';
 import { github } from './github.ts';
+import { gitlab } from './gitlab.ts';
+import { hubspot } from './hubspot.ts';
+import { linear } from './linear.ts';
 import { meta } from './meta.ts';
 import { paddle } from './paddle.ts';
 import { sendgrid } from './sendgrid.ts';
@@ -12,6 +15,7 @@ import { square } from './square.ts';
 import { standardWebhooks } from './standard-webhooks.ts';
 import { stripe } from './stripe.ts';
 import { twitch } from './twitch.ts';
+import { typeform } from './typeform.ts';
 import type { Adapter, AdapterName } from './types.ts';
 import { zoom } from './zoom.ts';
 import { twilio } from './twilio.ts';
@@ -60,6 +64,16 @@ export function createAdapter(source: AdapterSource): Adapter {
       return paddle({ secrets });
     case 'woocommerce':
       return woocommerce({ secrets });
+    case 'hubspot':
+      // The config schema requires a hubspot source's publicUrl; this guards callers that bypass it.
+      if (!source.publicUrl) throw new Error('the hubspot adapter needs the source\'s "publicUrl": HubSpot signs the URL it calls');
+      return hubspot({ secrets, publicUrl: source.publicUrl });
+    case 'gitlab':
+      return gitlab({ secrets });
+    case 'linear':
+      return linear({ secrets });
+    case 'typeform':
+      return typeform({ secrets });
     case 'generic-hmac':
       // The config schema already requires these options; this guards callers that bypass it.
       if (!source.hmac) throw new Error('the generic-hmac adapter needs its "hmac" options');

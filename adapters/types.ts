@@ -19,6 +19,10 @@ export const ADAPTER_NAMES = [
   'square',
   'paddle',
   'woocommerce',
+  'hubspot',
+  'gitlab',
+  'linear',
+  'typeform',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 

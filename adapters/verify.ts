@@ -116,6 +116,38 @@ function inMilliseconds(timestamp: number, now: Date): string | null {
   return `is ${timestamp}, which is milliseconds (${new Date(timestamp).toISOString()}): it must be unix seconds, e.g. ${seconds}`;
 }
 
+/**
+ * Checks a unix-milliseconds timestamp (HubSpot's header, Linear's body field) against the arrival time, in both
+ * directions, as checkTimestamp does for seconds.
+ */
+export function checkMillisecondsTimestamp(milliseconds: number, now: Date, toleranceSeconds: number, what: string): void {
+  const ageMs = now.getTime() - milliseconds;
+  if (Math.abs(ageMs) <= toleranceSeconds * 1000) return;
+  // Rounded up, so a timestamp 300.4 s off is not said to be "300 s old, more than the 300 s allowed".
+  const off = Math.ceil(Math.abs(ageMs) / 1000);
+  // Unix seconds read as milliseconds lie in January 1970: "a replay" would send its developer the wrong way.
+  if (Math.abs(milliseconds * 1000 - now.getTime()) <= PLAUSIBLE_MS_SKEW_SECONDS * 1000) {
+    throw new SignatureError(`${what} is ${milliseconds}, which is unix seconds: it must be milliseconds, e.g. ${now.getTime()}`, 'timestamp');
+  }
+  const allowed = `more than the ${toleranceSeconds} s allowed`;
+  throw new SignatureError(
+    ageMs > 0
+      ? `${what} is ${off} s old, ${allowed}; a replay, or the sender's clock is wrong`
+      : `${what} is ${off} s in the future, ${allowed}; check the sender's clock`,
+    'timestamp',
+  );
+}
+
+/**
+ * A shared token (GitLab's X-Gitlab-Token) against every configured secret, in constant time. Unlike a digest, a
+ * token's length is part of the secret; comparing SHA-256 digests keeps timingSafeEqual from telling it.
+ */
+export function tokenMatches(provided: string, secrets: readonly string[]): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  const candidate = digest(provided);
+  return secrets.map((secret) => timingSafeEqual(candidate, digest(secret))).includes(true);
+}
+
 // fatal: a body that is not valid UTF-8 is malformed, not silently patched with U+FFFD.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

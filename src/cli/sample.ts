@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import type { SourceConfig } from '../config/schema.ts';
 import { pointerTokens } from '../json-pointer.ts';
+import { hubspotSignedUri } from '../../adapters/hubspot.ts';
 
 export interface SampleOptions {
   eventId?: string | undefined;
@@ -11,7 +12,7 @@ export interface SampleOptions {
 }
 
 /** Senders whose deliveries carry one ID, the event's: `--delivery-id` has nowhere to go. */
-const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom', 'meta', 'square']);
+const ONE_ID = new Set<SourceConfig['adapter']>(['stripe', 'shopify-flow', 'standard-webhooks', 'slack', 'sendgrid', 'twitch', 'zoom', 'meta', 'square', 'hubspot', 'typeform']);
 
 /**
  * Why `--delivery-id` has nowhere to go in this source's deliveries, or null. A generic-hmac source has a delivery
@@ -206,6 +207,62 @@ export function buildSample(source: SourceConfig, options: SampleOptions): { hea
         body,
         headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body).digest('hex')}` },
       };
+    }
+    case 'hubspot': {
+      // One event in HubSpot's list; its ID is what the event ID names, in the account and subscription of the sample.
+      const body = JSON.stringify([
+        { eventId: Number(eventId) || eventId, subscriptionId: 1, portalId: 1, appId: 1, occurredAt: Date.now(), subscriptionType: options.topic ?? 'contact.creation', attemptNumber: 0, objectId: 1, changeSource: 'CRM' },
+      ]);
+      const timestamp = String(Date.now());
+      const uri = hubspotSignedUri(source.publicUrl!, options.path);
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-hubspot-request-timestamp': timestamp,
+          'x-hubspot-signature-v3': hmac('sha256', secret, `POST${uri}${body}${timestamp}`).digest('base64'),
+        },
+      };
+    }
+    case 'gitlab': {
+      const body = JSON.stringify({ object_kind: options.topic ?? 'push', ref: 'refs/heads/main', project: { id: 1 } });
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-gitlab-token': secret,
+          'x-gitlab-event': 'Push Hook',
+          'x-gitlab-event-uuid': options.eventId ?? randomUUID(),
+          'idempotency-key': deliveryId,
+        },
+      };
+    }
+    case 'linear': {
+      // A linear topic is `type.action` (`Issue.update`).
+      const topic = options.topic ?? 'Issue.create';
+      const dot = topic.lastIndexOf('.');
+      const [type, action] = dot < 0 ? [topic, 'create'] : [topic.slice(0, dot), topic.slice(dot + 1)];
+      const body = JSON.stringify({
+        action,
+        type,
+        // Linear names a change by its entity and the time of the action: dated the start of today, the same
+        // --event-id names the same change when sent again.
+        createdAt: new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000).toISOString(),
+        data: { id: options.eventId ?? randomUUID(), title: 'sample' },
+        webhookTimestamp: Date.now(),
+      });
+      return {
+        body,
+        headers: { 'content-type': 'application/json', 'linear-signature': hmac('sha256', secret, body).digest('hex'), 'linear-delivery': deliveryId, 'linear-event': type },
+      };
+    }
+    case 'typeform': {
+      const body = JSON.stringify({
+        event_id: eventId,
+        event_type: options.topic ?? 'form_response',
+        form_response: { form_id: 'sample', token: randomUUID(), submitted_at: new Date().toISOString(), answers: [] },
+      });
+      return { body, headers: { 'content-type': 'application/json', 'typeform-signature': `sha256=${hmac('sha256', secret, body).digest('base64')}` } };
     }
     case 'generic-hmac': {
       const options_ = source.hmac!;

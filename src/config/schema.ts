@@ -230,6 +230,9 @@ function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unkno
   if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });
   }
+  if (adapter === 'hubspot' && source.publicUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: 'a hubspot source needs the URL HubSpot calls (https://…/in/<source>): HubSpot signs it' });
+  }
   // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
   // after the migrations, without its path, and passed check-config.
   const keyCheck: Partial<Record<string, [(value: string) => unknown, string]>> = {

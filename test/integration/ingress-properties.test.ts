@@ -16,15 +16,24 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import {
   GENERIC_SECRET,
   GITHUB_SECRET,
+  GITLAB_TOKEN,
+  HUBSPOT_PUBLIC_URL,
+  HUBSPOT_SECRET,
+  LINEAR_SECRET,
   SHOPIFY_SECRET,
   STANDARD_SECRET,
   STRIPE_SECRET,
+  TYPEFORM_SECRET,
   flowRequest,
   genericRequest,
   githubRequest,
+  gitlabRequest,
+  hubspotRequest,
+  linearRequest,
   shopifyRequest,
   standardRequest,
   stripeRequest,
+  typeformRequest,
   unixSeconds,
   GENERIC_HEADER_OPTIONS,
   GENERIC_OPTIONS,
@@ -70,6 +79,14 @@ const SOURCES: Record<string, { config: object; signed(body: string): InboundReq
   square: { config: { adapter: 'square', secrets: [SQUARE_KEY], publicUrl: PUBLIC_URL }, signed: (body) => squareRequest({ body, path: '/in/square' }) },
   paddle: { config: { adapter: 'paddle', secrets: [PADDLE_SECRET] }, signed: (body) => paddleRequest({ body, timestamp: unixSeconds(new Date()) }) },
   woocommerce: { config: { adapter: 'woocommerce', secrets: [WOOCOMMERCE_SECRET] }, signed: (body) => woocommerceRequest({ body }) },
+  // Signed over the public URL with the path the server sees: /in/hubspot.
+  hubspot: {
+    config: { adapter: 'hubspot', secrets: [HUBSPOT_SECRET], publicUrl: HUBSPOT_PUBLIC_URL },
+    signed: (body) => hubspotRequest({ body, target: '/in/hubspot', now: new Date() }),
+  },
+  gitlab: { config: { adapter: 'gitlab', secrets: [GITLAB_TOKEN] }, signed: (body) => gitlabRequest({ body }) },
+  linear: { config: { adapter: 'linear', secrets: [LINEAR_SECRET] }, signed: (body) => linearRequest({ body, now: new Date() }) },
+  typeform: { config: { adapter: 'typeform', secrets: [TYPEFORM_SECRET] }, signed: (body) => typeformRequest({ body }) },
 };
 
 let gateway: TestGateway;

@@ -1,4 +1,5 @@
-import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { Signature } from '@hubspot/api-client';
 // The SDK's webhook helpers alone: the package's index loads its whole REST client.
 import { getExpectedBodyHash, getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import type { Delivery } from './deliveries.ts';
@@ -127,5 +128,58 @@ export function woocommerceDelivery(secret: string, topic: string, payload: obje
       'x-wc-webhook-id': webhookId,
       'x-wc-webhook-delivery-id': createHmac('md5', 'wp-salt').update(`${webhookId}${Math.floor(Date.now() / 1000)}`).digest('hex'),
     },
+  };
+}
+
+/**
+ * A HubSpot Webhooks API delivery: a list of events, signed by @hubspot/api-client's v3 signer over
+ * POST + the URL HubSpot calls + the body + the timestamp (unix milliseconds).
+ */
+export function hubspotDelivery(secret: string, url: string, events: object[], timestamp = Date.now()): Delivery {
+  const body = JSON.stringify(events);
+  const signature = Signature.getSignature('POST', 'v3', { clientSecret: secret, requestBody: body, url, timestamp, signature: '' });
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'x-hubspot-request-timestamp': String(timestamp), 'x-hubspot-signature-v3': signature },
+  };
+}
+
+/** A GitLab webhook: its secret token in X-Gitlab-Token, and the delivery headers GitLab 17.4 and later send. */
+export function gitlabDelivery(
+  token: string,
+  payload: object,
+  ids: { eventUuid?: string; idempotencyKey?: string; event?: string } = {},
+): Delivery {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-gitlab-token': token,
+    'x-gitlab-event': ids.event ?? 'Push Hook',
+    'x-gitlab-webhook-uuid': randomUUID(),
+  };
+  if (ids.eventUuid !== undefined) headers['x-gitlab-event-uuid'] = ids.eventUuid;
+  if (ids.idempotencyKey !== undefined) headers['idempotency-key'] = ids.idempotencyKey;
+  return { body: JSON.stringify(payload), headers };
+}
+
+/** A Linear webhook, stamped now in the body's webhookTimestamp and signed as Linear signs: hex HMAC-SHA256 of the body. */
+export function linearDelivery(secret: string, payload: object, delivery: string, webhookTimestamp = Date.now()): Delivery {
+  const body = JSON.stringify({ ...payload, webhookTimestamp });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'linear-signature': createHmac('sha256', secret).update(body).digest('hex'),
+      'linear-delivery': delivery,
+      'linear-event': String((payload as { type?: unknown }).type ?? ''),
+    },
+  };
+}
+
+/** A Typeform webhook, signed as Typeform's docs show: "sha256=" + base64 HMAC-SHA256 of the body. */
+export function typeformDelivery(secret: string, payload: object): Delivery {
+  const body = JSON.stringify(payload);
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'typeform-signature': `sha256=${createHmac('sha256', secret).update(body).digest('base64')}` },
   };
 }

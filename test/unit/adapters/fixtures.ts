@@ -2,7 +2,8 @@
  * One builder per sender that makes a valid signed request (signed with the sender's own library where one
  * exists), and small helpers that each break exactly one thing about it.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { Signature } from '@hubspot/api-client';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { getExpectedBodyHash, getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import { Webhook } from 'standardwebhooks';
@@ -283,4 +284,59 @@ export function woocommerceRequest(options: { secret?: string; body?: string } =
     },
     body,
   );
+}
+
+// HubSpot signs with @hubspot/api-client's own v3 signer; GitLab, Linear and Typeform publish none that signs.
+
+export const HUBSPOT_SECRET = 'hubspot-client-secret';
+/** Not where a test server listens: HubSpot signs the public URL, whatever the gateway's own address. */
+export const HUBSPOT_PUBLIC_URL = 'https://hooks.example.com';
+
+/** A HubSpot delivery as it arrives at `target`, signed over the public origin with that path, now. */
+export function hubspotRequest(options: { body: string; target?: string; now?: Date; secret?: string }): InboundRequest {
+  const { body, target = '/in/hubspot', now = NOW, secret = HUBSPOT_SECRET } = options;
+  const timestamp = now.getTime();
+  const url = `${HUBSPOT_PUBLIC_URL}${target}`;
+  const signature = Signature.getSignature('POST', 'v3', { clientSecret: secret, requestBody: body, url, timestamp, signature: '' });
+  return { ...inbound({ 'Content-Type': 'application/json', 'X-HubSpot-Request-Timestamp': String(timestamp), 'X-HubSpot-Signature-v3': signature }, body, now), target };
+}
+
+export const GITLAB_TOKEN = 'gitlab-secret-token';
+
+export function gitlabRequest(options: { body: string; token?: string }): InboundRequest {
+  const { body, token = GITLAB_TOKEN } = options;
+  return inbound(
+    { 'Content-Type': 'application/json', 'X-Gitlab-Token': token, 'X-Gitlab-Event': 'Push Hook', 'X-Gitlab-Event-UUID': randomUUID(), 'Idempotency-Key': randomUUID() },
+    body,
+  );
+}
+
+export const LINEAR_SECRET = 'linear-signing-secret';
+
+/**
+ * A Linear delivery carrying `body`: Linear signs its timestamp into a JSON object, so an object body is stamped,
+ * and any other text rides in one.
+ */
+export function linearRequest(options: { body: string; now?: Date; secret?: string }): InboundRequest {
+  const { body, now = NOW, secret = LINEAR_SECRET } = options;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  const object = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : { text: body };
+  const stamped = JSON.stringify({ ...object, webhookTimestamp: now.getTime() });
+  return inbound(
+    { 'Content-Type': 'application/json; charset=utf-8', 'Linear-Signature': hmac('sha256', secret, 'hex', stamped), 'Linear-Delivery': randomUUID(), 'Linear-Event': 'Issue' },
+    stamped,
+    now,
+  );
+}
+
+export const TYPEFORM_SECRET = 'typeform-webhook-secret';
+
+export function typeformRequest(options: { body: string; secret?: string }): InboundRequest {
+  const { body, secret = TYPEFORM_SECRET } = options;
+  return inbound({ 'Content-Type': 'application/json', 'Typeform-Signature': `sha256=${hmac('sha256', secret, 'base64', body)}` }, body);
 }

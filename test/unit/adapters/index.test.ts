@@ -25,4 +25,8 @@ describe('createAdapter', () => {
   it('refuses generic-hmac without its options', () => {
     expect(() => createAdapter({ adapter: 'generic-hmac', secrets: ['s'] })).toThrow(/hmac/);
   });
+
+  it('refuses hubspot without the publicUrl HubSpot signs', () => {
+    expect(() => createAdapter({ adapter: 'hubspot', secrets: ['s'] })).toThrow(/publicUrl/);
+  });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkMillisecondsTimestamp,
   checkTimestamp,
   header,
   isoDate,
@@ -9,6 +10,7 @@ import {
   parseJsonText,
   requireId,
   safeEqual,
+  tokenMatches,
   unixMillisecondsDate,
   unixSecondsDate,
 } from '../../../adapters/verify.ts';
@@ -76,6 +78,28 @@ describe('checkTimestamp', () => {
     for (const value of ['', '-1', '1.5e9', '1700000000.5', ' 1700000000', '0x65', '9'.repeat(400)]) {
       expect(() => checkTimestamp(value, now, 300, 'ts')).toThrow(SignatureError);
     }
+  });
+});
+
+describe('checkMillisecondsTimestamp', () => {
+  const now = new Date(1_700_000_000_000);
+
+  it('accepts the edges of the window, to the millisecond, and refuses beyond them in both directions', () => {
+    expect(() => checkMillisecondsTimestamp(1_699_999_700_000, now, 300, 'ts')).not.toThrow();
+    expect(() => checkMillisecondsTimestamp(1_700_000_300_000, now, 300, 'ts')).not.toThrow();
+    expect(() => checkMillisecondsTimestamp(1_699_999_699_999, now, 300, 'ts')).toThrow(/ts is 301 s old/);
+    expect(() => checkMillisecondsTimestamp(1_700_000_300_001, now, 300, 'ts')).toThrow(/ts is 301 s in the future/);
+  });
+
+  it('says a timestamp in seconds is one', () => {
+    expect(() => checkMillisecondsTimestamp(1_700_000_000, now, 300, 'ts')).toThrow(/ts is 1700000000, which is unix seconds/);
+  });
+});
+
+describe('tokenMatches', () => {
+  it('finds the token among the secrets, and nothing that merely begins or ends like one', () => {
+    expect(tokenMatches('b-token', ['a-token', 'b-token'])).toBe(true);
+    for (const other of ['b-toke', 'b-tokens', '', 'B-TOKEN']) expect(tokenMatches(other, ['a-token', 'b-token'])).toBe(false);
   });
 });
 

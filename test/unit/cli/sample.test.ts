@@ -83,3 +83,45 @@ describe('send-sample', () => {
     expect(buildSample(config.sources.sms!, { eventId: '1', deliveryId: 'first', path: '/in/sms' }).headers['i-twilio-idempotency-token']).toBe('first');
   });
 });
+
+describe('send-sample for hubspot, gitlab, linear and typeform', () => {
+  const { config: more } = parseConfig(
+    JSON.stringify({
+      sources: {
+        crm: { adapter: 'hubspot', secrets: ['hs'], publicUrl: 'https://hooks.example.com', actions: { a: { url: 'https://a.example/' } } },
+        code: { adapter: 'gitlab', secrets: ['gl'], actions: { a: { url: 'https://a.example/' } } },
+        issues: { adapter: 'linear', secrets: ['ln'], actions: { a: { url: 'https://a.example/' } } },
+        forms: { adapter: 'typeform', secrets: ['tf'], actions: { a: { url: 'https://a.example/' } } },
+      },
+    }),
+    'test',
+  );
+  /** The sample as the gateway sees it, POSTed to /in/{source}. */
+  const verified = (id: string, options: Parameters<typeof buildSample>[1]) => {
+    const source = more.sources[id]!;
+    const sample = buildSample(source, { ...options, path: `/in/${id}` });
+    const adapter = createAdapter({ adapter: source.adapter, secrets: source.secrets, publicUrl: source.publicUrl });
+    return adapter.verify({ headers: new Headers(sample.headers), body: Buffer.from(sample.body), now: new Date(), target: `/in/${id}` });
+  };
+
+  it.each(['crm', 'code', 'issues', 'forms'])('signs a %s sample as its sender does, and the same --event-id names the same event', (id) => {
+    const first = verified(id, { eventId: '42' });
+    const again = verified(id, { eventId: '42' });
+    expect(again.eventId).toBe(first.eventId);
+    expect(verified(id, { eventId: '43' }).eventId).not.toBe(first.eventId);
+  });
+
+  it('puts --delivery-id where gitlab and linear carry one, and refuses it for hubspot and typeform', () => {
+    expect(verified('code', { eventId: '1', deliveryId: 'first' }).deliveryId).toBe('first');
+    expect(verified('issues', { eventId: '1', deliveryId: 'first' }).deliveryId).toBe('first');
+    expect(() => buildSample(more.sources.crm!, { eventId: '1', deliveryId: 'first' })).toThrow(SampleError);
+    expect(() => buildSample(more.sources.forms!, { eventId: '1', deliveryId: 'first' })).toThrow(SampleError);
+  });
+
+  it('takes --topic as the topic the adapter reads', () => {
+    expect(verified('crm', { topic: 'deal.creation' }).items![0]!.topic).toBe('deal.creation');
+    expect(verified('code', { topic: 'merge_request' }).topic).toBe('merge_request');
+    expect(verified('issues', { topic: 'Comment.remove' }).topic).toBe('Comment.remove');
+    expect(verified('forms', { topic: 'form_response_partial' }).topic).toBe('form_response_partial');
+  });
+});

@@ -375,6 +375,12 @@ describe('config', () => {
     expect(found.join('\n')).not.toContain('secret-value');
   });
 
+  it('refuses a hubspot source without the publicUrl HubSpot signs, at its path', () => {
+    const crm = { adapter: 'hubspot', secrets: ['s'], actions: { crm: { url: 'https://crm.example/tasks' } } };
+    expect(problems({ sources: { crm } })).toEqual([expect.stringMatching(/^sources\.crm\.publicUrl: a hubspot source needs the URL HubSpot calls/)]);
+    expect(() => parseConfig(JSON.stringify({ sources: { crm: { ...crm, publicUrl: 'https://hooks.example.com' } } }), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses an alert with an unknown condition, a url that is not http(s), or a format that does not exist', () => {
     const found = problems(
       {
