@@ -48,7 +48,8 @@ export interface AlertMessage {
   body: string;
 }
 
-const ROUND_LOCK = 4_207_311_002;
+/** The advisory lock a round holds: one instance's round at a time. */
+export const ROUND_LOCK = 4_207_311_002;
 
 /**
  * Runs one round under a lock only one instance holds at a time; null when another holds it. `decide` is given what
