@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messageId } from '../../src/alerts/watcher.ts';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
 import { ALERT_SIGNING, arrivals, listedMessages, receivedAlerts, type ListedMessage } from '../support/alert-receiver.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
@@ -119,14 +120,17 @@ describe('the alert endpoint down, then up again', () => {
     mark(`${messages.length} messages made: ${byType(messages).join(', ')}`);
 
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, OUTAGE_MS - (performance.now() - refusedAt))));
-    // Down all along: nothing arrived, and every message was tried and refused more than once, none given up. (On a
-    // slow machine the last message may be younger than that: the outage then lasts until it is.)
+    // Down all along: nothing arrived, and nothing was given up. Each condition's first message was tried and refused
+    // more than once; its later ones wait behind it, untried, to go out in their order. (On a slow machine the last
+    // condition's first message may be younger than that: the outage then lasts until it is refused twice.)
     messages = await waitFor(async () => {
       const listed = await listedMessages(admin);
-      return listed.every((m) => m.attempts >= 2 && /not sent: .*ECONNREFUSED/.test(m.lastError ?? '')) && listed;
+      const heads = ['failed', 'destination_paused', 'test'].map((c) => listed.filter((m) => m.condition === c && m.attempts > 0));
+      return heads.every((tried) => tried.length === 1 && tried[0]!.attempts >= 2 && /not sent: .*ECONNREFUSED/.test(tried[0]!.lastError ?? '')) && listed;
     }, 20_000);
     expect(endpoint.requests()).toEqual([]);
     for (const m of messages) expect(m.state, `${m.condition} ${m.type}: ${m.lastError}`).toMatch(/^(pending|in_progress)$/);
+    expect(messages.filter((m) => m.attempts === 0)).toHaveLength(messages.length - 3);
     mark(`endpoint back after ${((performance.now() - refusedAt) / 1000).toFixed(1)} s; attempts: ${messages.map((m) => m.attempts).join(', ')}`);
     const backAt = performance.now();
     await door.restore();
@@ -138,11 +142,17 @@ describe('the alert endpoint down, then up again', () => {
 
     const received = receivedAlerts(endpoint, '/alerts');
     const made = await listedMessages(admin);
+    mark(`arrived in this order: ${received.map((r) => `${r.event.condition} ${r.event.type}`).join(', ')}`);
     // Each message exactly once, under its own ID as both webhook-id and Idempotency-Key.
     expect([...arrivals(received)].sort()).toEqual(made.map((m) => [m.id, 1]).sort());
     for (const r of received) expect(r.idempotencyKey).toBe(r.webhookId);
     const said = new Map(received.map((r) => [r.webhookId, `${r.event.condition} ${r.event.type}`]));
     for (const m of made) expect(said.get(m.id)).toBe(`${m.condition} ${m.type}`);
+    // Each condition's messages arrived in their sequence: the last word on the paused destination is "resolved".
+    for (const condition of ['failed', 'destination_paused']) {
+      const inOrder = made.filter((m) => m.condition === condition).map((_, i) => messageId('ops', condition, i + 1));
+      expect(received.filter((r) => r.event.condition === condition).map((r) => r.webhookId)).toEqual(inOrder);
+    }
     // Every failure was told (five rejected, one refused), in messages whose counts add up.
     const failedCounts = received.filter((r) => r.event.condition === 'failed').map((r) => r.event.count);
     expect(failedCounts.reduce((a, b) => a + b, 0)).toBe(6);

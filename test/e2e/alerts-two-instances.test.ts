@@ -140,7 +140,10 @@ describe('alerts from two instances on one PostgreSQL', () => {
     for (const condition of ['failed', 'destination_paused']) {
       const n = sequences.get(`ops/${condition}`)!;
       const ids = made.filter((m) => m.condition === condition).map((m) => m.id).sort();
-      expect(ids).toEqual(Array.from({ length: n }, (_, i) => messageId('ops', condition, i + 1)).sort());
+      const sequence = Array.from({ length: n }, (_, i) => messageId('ops', condition, i + 1));
+      expect(ids).toEqual([...sequence].sort());
+      // And they arrived in that order, whichever instance sent each.
+      expect(received.filter((r) => r.event.condition === condition).map((r) => r.webhookId)).toEqual(sequence);
     }
     expect(sequences.get('ops/destination_paused')).toBe(2);
     expect(made.filter((m) => m.type === 'alert.test')).toHaveLength(WAVES);
