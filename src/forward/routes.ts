@@ -87,7 +87,7 @@ export class Routes {
   readonly limitedGroups: readonly LimitedGroup[];
   /** The destinations with a `rateLimit`: when their buckets run dry, the next token is a time to look again. */
   readonly rateLimits: readonly DestinationLimit[];
-  /** Whether any task may wait for another (an action's `after`, an alert's next message): a success may then make it due. */
+  /** Whether any action waits for a sibling (`after`): a success may then make another task due. */
   readonly hasSteps: boolean;
 
   constructor(config: Config, leaseGraceMs: number) {
@@ -107,8 +107,7 @@ export class Routes {
         limited: false,
       });
     }
-    // An alert's message waits for the one before it as a step does (src/store/atomic/alerts.ts).
-    this.hasSteps = Object.keys(config.alerts).length > 0 || [...this.#byKey.values()].some((route) => route.config.after !== undefined);
+    this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);
     const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
     const free: ClaimRoute[] = [];
     const groups = new Map<string, LimitedGroup>();
