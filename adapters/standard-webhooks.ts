@@ -43,7 +43,7 @@ export function standardWebhooks({ secrets }: { secrets: readonly string[] }): A
     verify(request) {
       const { headers } = request;
       const id = headers.get('webhook-id');
-      if (id === null) throw new SignatureError('missing webhook-id header; it is part of the signed content');
+      if (id === null) throw new SignatureError('missing webhook-id header; it is part of the signed content', 'missing_header');
       const timestamp = requireSignatureHeader(headers, 'webhook-timestamp');
       const signatures = requireSignatureHeader(headers, 'webhook-signature')
         .split(' ')

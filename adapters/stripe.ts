@@ -32,7 +32,7 @@ function parseSignatureHeader(value: string): { timestamp: string; signatures: s
     if (key === 't') timestamp ??= val;
     if (key === 'v1') signatures.push(val);
   }
-  if (timestamp === undefined) throw new SignatureError('Stripe-Signature has no t= timestamp');
+  if (timestamp === undefined) throw new SignatureError('Stripe-Signature has no t= timestamp', 'timestamp');
   if (signatures.length === 0) throw new SignatureError('Stripe-Signature has no v1= signature');
   return { timestamp, signatures };
 }

@@ -9,7 +9,7 @@
  * attempts spread evenly over the last `--days`, inserted oldest first as ingest and the forwarder insert them,
  * then times each chart's count for the last hour and the last day: the median of five, and on PostgreSQL the
  * statement's EXPLAIN ANALYZE; on PGlite the longest statement too, which is how long the process was held.
- * `--without-index` times the counts again with the time indexes (migration 0014) dropped (on PGlite the hour only).
+ * `--without-index` times the counts again with the time indexes (migration 0017) dropped (on PGlite the hour only).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     await load(store, options.rows, options.days);
     console.log(`${store.kind}: ${options.rows.toLocaleString('en')} receipts and as many attempts over ${options.days} days, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    await measure(store, 'With the time indexes (BRIN, migration 0014)');
+    await measure(store, 'With the time indexes (BRIN, migration 0017)');
     if (options.withoutIndex) {
       await store.db.execute(sql`drop index deliveries_received_idx`);
       await store.db.execute(sql`drop index attempts_started_idx`);

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnProcess, type Child } from './children.ts';
 import type { Cleanup } from './cleanup.ts';
 import { BENCH_SECRET, SOURCE } from './deliveries.ts';
+import type { ActionShape } from './phases/shaped-cost.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** Picks the sources through tsx when tsx is installed, as `npm start` does. */
@@ -37,15 +38,16 @@ export interface RunningGateway {
  * The config every bench gateway runs: one Shopify source signed with the bench's secret and one keyed
  * action on the local downstream. `maxInFlight` is raised past the storm's 1000 so the storm measures
  * deduplication; at the default 256 admission control would answer most of it 503 before it reached the database.
+ * `shape` gives the action a filter or a transform (the `ingest-shaped` phase); `name` keeps such configs apart.
  */
-export function writeConfig(dir: string, downstreamOrigin: string): string {
-  const file = join(dir, 'oncehook.bench.json');
+export function writeConfig(dir: string, downstreamOrigin: string, shape: ActionShape = {}, name = 'bench'): string {
+  const file = join(dir, `oncehook.${name}.json`);
   const config = {
     sources: {
       [SOURCE]: {
         adapter: 'shopify',
         secrets: [BENCH_SECRET],
-        actions: { crm: { url: `${downstreamOrigin}/crm`, idempotency: 'key' } },
+        actions: { crm: { url: `${downstreamOrigin}/crm`, idempotency: 'key', ...shape } },
       },
     },
     limits: { maxInFlight: 2048 },

@@ -17,6 +17,7 @@ import { runForward } from './phases/forward.ts';
 import { runForwardCeiling } from './phases/forward-ceiling.ts';
 import { runHttp } from './phases/http.ts';
 import { runIngest } from './phases/ingest.ts';
+import { runIngestShaped } from './phases/ingest-shaped.ts';
 import { runPgBoss } from './phases/pgboss.ts';
 import { runPgbench, runPgbenchNotify } from './phases/pgbench.ts';
 import { runSoak } from './phases/soak.ts';
@@ -32,13 +33,14 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
-const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'storm', 'forward', 'embedded', 'soak', 'embedded-soak']);
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'embedded', 'soak', 'embedded-soak']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
   'pgbench-notify': { title: "(a') the same, plus ingest's pg_notify in each transaction", run: runPgbenchNotify },
   http: { title: '(b) HTTP ceiling: bare Hono echo', run: runHttp },
   ingest: { title: '(d) oncehook ingest: signed Shopify deliveries', run: runIngest },
+  'ingest-shaped': { title: "(d′) ingest with the action's filter, then filter and transform, beside it plain, alternating", run: runIngestShaped },
   storm: { title: 'duplicate storm', run: runStorm },
   pgboss: { title: '(c) pg-boss: send, then work and forward', run: runPgBoss },
   'forward-ceiling': { title: '(e) forwarding ceiling: the same requests from a bare undici pool, no queue, no database', run: runForwardCeiling },

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { LOG_LEVELS } from '../src/cli/options.ts';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'embedded', 'soak', 'embedded-soak'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'embedded', 'soak', 'embedded-soak'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {

@@ -5,6 +5,7 @@ import type { BenchOptions } from './options.ts';
 import type { CpuShares } from './proc.ts';
 import { longestStepMs, type DrainResult, type IdleLatency, type Results } from './phases/context.ts';
 import { median } from './phases/rss-drift.ts';
+import { cpuUsPerDelivery, type ShapeFigures, type ShapeName } from './phases/shaped-cost.ts';
 
 export interface Environment {
   startedAt: string;
@@ -28,11 +29,16 @@ export function ratios(r: Results): Ratio[] {
   const ingest = r.ingest?.load.acceptedPerSecond ?? null;
   const forwarded = r.forward?.measured ? r.forward.work.perSecond : null;
   const div = (a: number | null, b: number | null | undefined) => (a !== null && b ? a / b : null);
+  const shaped = (shape: ShapeName) => r['ingest-shaped']?.figures.find((f) => f.shape === shape)?.vsPlain ?? null;
   return [
     { name: 'ingest (accepted/s) ÷ (a) pgbench tps', value: div(ingest, r.pgbench?.tps), unit: 'x', target: { op: '≥', value: 1 } },
     { name: "ingest (accepted/s) ÷ (a') pgbench + pg_notify", value: div(ingest, r['pgbench-notify']?.tps), unit: 'x', target: null },
     { name: 'ingest p99 ack', value: r.ingest?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '≤', value: 50 } },
     { name: 'ingest (answered/s) ÷ (b) bare Hono', value: div(r.ingest?.load.perSecond ?? null, r.http?.load.perSecond), unit: 'x', target: null },
+    // Issue 22: what an action's filter and transform cost, each shape against plain ingest measured beside it.
+    { name: '(d′) ingest with a filter ÷ without (accepted/s)', value: shaped('filter')?.acceptedPerSecond ?? null, unit: 'x', target: null },
+    { name: '(d′) ingest with a filter and a transform ÷ without (accepted/s)', value: shaped('filter + transform')?.acceptedPerSecond ?? null, unit: 'x', target: null },
+    { name: '(d′) gateway CPU per delivery, filter and transform ÷ without', value: shaped('filter + transform')?.cpuUsPerDelivery ?? null, unit: 'x', target: null },
     { name: 'forwarding ÷ (c) pg-boss work-and-forward', value: div(forwarded, r.pgboss?.work.perSecond), unit: 'x', target: { op: '≥', value: 3 } },
     // What any forwarder could reach here: a design that records nothing still shares the cores with the downstream.
     { name: '(e) forwarding ceiling ÷ (c) pg-boss', value: div(r['forward-ceiling']?.best.perSecond ?? null, r.pgboss?.work.perSecond), unit: 'x', target: null },
@@ -51,6 +57,17 @@ const lat = (l: LatencySummary | null, withTail = false) =>
   l ? `p50 ${ms(l.p50)} ms  p99 ${ms(l.p99)} ms${withTail ? `  p99.9 ${ms(l.p999)} ms  max ${ms(l.max)} ms` : ''}` : '';
 const cpuLine = (c: CpuShares | null) =>
   c ? `CPU: gateway ${pct(c.processes.gateway)} of a core, postgres ${pct(c.postgres)} of a core, machine ${pct(c.machine)} of ${c.cores} cores` : 'CPU: gateway not measured';
+
+const us = (n: number | null) => (n === null ? 'n/a' : `${int(n)} µs`);
+const times = (n: number | null) => (n === null ? 'n/a' : `${n.toFixed(2)}×`);
+
+/** A shape's means, and beside plain's what they come to. */
+function shapeLine(f: ShapeFigures): string {
+  const v = f.vsPlain;
+  const beside = (n: number | null) => (v ? ` (${times(n)})` : '');
+  const added = f.addedCpuUs === null ? '' : `, ${f.addedCpuUs >= 0 ? '+' : '−'}${us(Math.abs(f.addedCpuUs))}`;
+  return `${f.shape}: ${int(f.acceptedPerSecond)} accepted/s${beside(v?.acceptedPerSecond ?? null)}, ack p50 ${ms(f.p50Ms)} ms${beside(v?.p50Ms ?? null)}  p99 ${ms(f.p99Ms)} ms${beside(v?.p99Ms ?? null)}, gateway CPU ${us(f.cpuUsPerDelivery)} per delivery${v ? ` (${times(v.cpuUsPerDelivery)}${added})` : ''}`;
+}
 
 const drainCpuLine = ({ cpu }: DrainResult) =>
   `CPU: worker ${pct(cpu.processes.worker)} of a core, downstream ${pct(cpu.processes.downstream)}, postgres ${pct(cpu.postgres)}, machine ${pct(cpu.machine)} of ${cpu.cores} cores`;
@@ -102,6 +119,21 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       `peak RSS ${mib(i.peakRssBytes)}; role ${i.role}${i.role === 'all' ? ' (no --role: plain serve)' : ''}`,
       `${cpuLine(i.cpu)}, load generator ${pct(i.load.generatorCpu)}`,
       ...(i.load.signedDuringRun ? [`${int(i.load.signedDuringRun)} deliveries were signed during timing (raise --presign-rate)`] : []),
+    ]]);
+  }
+  const shaped = r['ingest-shaped'];
+  if (shaped) {
+    const both = shaped.figures.find((f) => f.shape === 'filter + transform');
+    const runs = Math.max(0, ...shaped.figures.map((f) => f.runs));
+    rows.push(['(d′) ingest, the action filtered and transformed', both?.vsPlain ? `${times(both.vsPlain.acceptedPerSecond)} accepted/s of plain` : 'not compared', [
+      `means of ${runs} run${runs === 1 ? '' : 's'} each, alternating; beside each, the figure ÷ plain's, and the CPU per delivery beyond plain's:`,
+      ...shaped.figures.map(shapeLine),
+      ...shaped.runs.map((run, i) => {
+        const c = run.cpu;
+        return `run ${i + 1}, ${run.shape}: ${int(run.load.acceptedPerSecond)} accepted/s, ${lat(run.load.latencyMs)}, errors ${run.load.errors}, as expected: ${run.decisionsAsExpected ? 'yes' : `NO ${JSON.stringify(run.load.decisions)}, ${int(run.tasksInDatabase)} tasks, ${int(run.shapedTasks)} shaped`}; ${
+          c ? `gateway ${pct(c.processes.gateway)} of a core (${us(cpuUsPerDelivery(run))} per delivery), postgres ${pct(c.postgres)}, machine ${pct(c.machine)}` : 'CPU not measured'
+        }`;
+      }),
     ]]);
   }
   if (r.storm) {

@@ -12,6 +12,7 @@ import { SignInThrottle } from './api/sign-in-throttle.ts';
 import { AdminTokens, type AdminTokenSetting } from './api/tokens.ts';
 import { ingestRoutes } from './ingest/route.ts';
 import { Transforms } from './shape/transforms.ts';
+import type { SignatureFailureLog } from './alerts/signature-failures.ts';
 import type { Logger } from './log.ts';
 import { observeStore, type Metrics } from './metrics.ts';
 import type { Store } from './store/connect.ts';
@@ -31,6 +32,8 @@ export interface AppDeps {
   role?: Role;
   /** Whether this process's own worker loop is turning; undefined where the process runs none. */
   workerAlive?: () => boolean | undefined;
+  /** Where ingest counts the deliveries it answers 401, for the signature_failures alert. */
+  signatureFailures?: SignatureFailureLog | null;
 }
 
 /** What a process does: receive (web), forward (worker), or both (all, the default). */

@@ -23,10 +23,19 @@ export class HttpError extends HTTPException {
   }
 }
 
+/**
+ * Which check a delivery failed: its signature did not match (a wrong or rotated secret), its timestamp was outside
+ * the window (a replay, a skewed clock), or a header the scheme needs was missing (not the sender it says it is).
+ */
+export type SignatureCheck = 'signature' | 'timestamp' | 'missing_header';
+
 /** The request's signature or timestamp did not verify: the sender gets 401 and nothing is stored. */
 export class SignatureError extends HttpError {
-  constructor(message: string) {
+  readonly check: SignatureCheck;
+
+  constructor(message: string, check: SignatureCheck = 'signature') {
     super(401, 'invalid_signature', message);
+    this.check = check;
   }
 }
 

@@ -1,4 +1,6 @@
 import { createAdapter } from '../adapters/index.ts';
+import { SignatureFailureLog } from './alerts/signature-failures.ts';
+import { startAlertWatcher } from './alerts/watcher.ts';
 import type { Adapter } from '../adapters/types.ts';
 import { createApp, type Role } from './app.ts';
 import { SHORT_TOKEN, shortTokenLabels } from './api/tokens.ts';
@@ -25,6 +27,8 @@ export interface GatewayOptions {
   adminToken?: string | Readonly<Record<string, string>> | undefined;
   forwarder?: Partial<ForwarderOptions>;
   retention?: PurgerOptions;
+  /** How often alert conditions are looked at (tests look more often than the default few seconds). */
+  alertRoundMs?: number;
   /** How long `close` may take before it cuts in-flight work short (default 25 s, inside Fly's 30 s kill_timeout). */
   shutdownTimeoutMs?: number;
 }
@@ -60,6 +64,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let forwarder: Forwarder | null = null;
   let purger: Purger | null = null;
   let upkeep: EmbeddedUpkeep | null = null;
+  let alerts: ReturnType<typeof startAlertWatcher> | null = null;
+  let signatureFailures: SignatureFailureLog | null = null;
   try {
     await migrate(store, options.databaseUrl);
     const adapters = new Map<string, Adapter>(
@@ -68,13 +74,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const metrics = createMetrics();
     // A process of another role runs a worker, once it has started: until then it is not looking at the queue.
     const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
-    const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive });
+    signatureFailures = role === 'worker' ? null : new SignatureFailureLog(store, logger, config.limits.writeStallMs);
+    const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures });
     listener.answerWith(app.fetch);
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
     await forwarder?.start();
     purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
+    alerts = role === 'web' ? null : startAlertWatcher(config, store, logger, options.alertRoundMs);
     upkeep = startEmbeddedUpkeep(store, logger, metrics);
   } catch (error) {
+    await alerts?.stop();
+    await signatureFailures?.stop();
     await listener.close();
     await store.close();
     throw error;
@@ -110,7 +120,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // connection is idle, and a keep-alive one would otherwise be held open for its whole timeout.
       const idle = setInterval(() => 'closeIdleConnections' in server && server.closeIdleConnections(), 50);
       const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), graceMs);
-      await Promise.all([purger?.stop(), upkeep?.stop(), forwarder?.stop(graceMs), listening]);
+      await Promise.all([purger?.stop(), upkeep?.stop(), alerts?.stop(), forwarder?.stop(graceMs), listening]);
+      await signatureFailures?.stop();
       clearInterval(idle);
       clearTimeout(cut);
       await store.close();

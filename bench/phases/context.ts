@@ -5,6 +5,7 @@ import type { Progress } from '../load/run.ts';
 import type { BenchOptions } from '../options.ts';
 import type { CpuShares } from '../proc.ts';
 import type { RssDrift } from './rss-drift.ts';
+import type { ShapedRun, ShapeFigures } from './shaped-cost.ts';
 
 export interface Context {
   readonly options: BenchOptions;
@@ -54,6 +55,12 @@ export interface IngestResult extends GatewayFigures {
   /** Whether every new delivery was `accepted` and every replay a `duplicate_delivery`, and the rows agree. */
   decisionsAsExpected: boolean;
   tasksInDatabase: number;
+}
+
+/** The ingest load with the action plain, filtered, and filtered and transformed: each run, and each shape's means. */
+export interface IngestShapedResult {
+  runs: ShapedRun[];
+  figures: ShapeFigures[];
 }
 
 /** `npm start`'s deployment: one process on embedded PGlite, receiving and forwarding. */
@@ -181,6 +188,7 @@ export interface Results {
   'pgbench-notify'?: PgbenchResult;
   http?: HttpResult;
   ingest?: IngestResult;
+  'ingest-shaped'?: IngestShapedResult;
   storm?: StormResult;
   pgboss?: PgBossResult;
   'forward-ceiling'?: ForwardCeilingResult;

@@ -4,6 +4,7 @@ import { startGateway, writeConfig, type Role, type RunningGateway } from '../ga
 import { freshDatabase, queryOnce } from '../postgres.ts';
 import { startDownstream, type Downstream } from '../servers/start.ts';
 import type { Context } from './context.ts';
+import type { ActionShape } from './shaped-cost.ts';
 
 export interface Session {
   readonly databaseUrl: string;
@@ -18,12 +19,17 @@ export interface Session {
  * A phase's own world: a fresh database, a downstream for the configured action, and whatever gateways the
  * phase starts on them — all stopped and dropped when the phase ends, so no phase measures another's leftovers.
  */
-export async function withSession<T>(ctx: Context, phase: string, run: (session: Session) => Promise<T>): Promise<T> {
+export async function withSession<T>(
+  ctx: Context,
+  phase: string,
+  run: (session: Session) => Promise<T>,
+  shape: ActionShape = {},
+): Promise<T> {
   const database = await freshDatabase(ctx.options.pgUrl, phase, ctx.cleanup);
   const databaseUrl = database.url;
   const downstream = await startDownstream(ctx.cleanup);
   const gateways: RunningGateway[] = [];
-  const configFile = writeConfig(ctx.tmpDir, downstream.origin);
+  const configFile = writeConfig(ctx.tmpDir, downstream.origin, shape, phase.replace(/[^a-z0-9-]/g, '-'));
   try {
     return await run({
       databaseUrl,

@@ -5,6 +5,7 @@ import { HttpError } from '../errors.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import type { Store } from '../store/connect.ts';
 import type { Stats } from '../store/queries/stats.ts';
+import { alertRoutes } from './alerts.ts';
 import { bearerAuth, type AdminEnv } from './auth.ts';
 import { databaseDeadline } from './database-deadline.ts';
 import { deliveryRoutes } from './deliveries.ts';
@@ -53,6 +54,7 @@ export function apiRoutes({ store, config, tokens, stats, throttle, transforms }
   app.route('/api/deliveries', deliveryRoutes({ store }));
   app.route('/api/tasks', taskRoutes({ store, config, transforms }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
+  app.route('/api/alerts', alertRoutes({ store, config }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;
 }

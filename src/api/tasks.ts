@@ -109,6 +109,15 @@ const decide: Record<'approve' | 'retry' | 'cancel', (deps: RetryDeps, taskId: s
 };
 
 /**
+ * An action's URL as people are shown it: its query left out, where an API key is often passed (`?key=…`), and
+ * said to be there. A path can be a credential too (an incoming webhook's): that is the config's to keep out.
+ */
+function shownUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}${parsed.search ? '?…' : ''}`;
+}
+
+/**
  * How the task's next attempt goes out, as the config says now: the body is the task's own (`body`), the rest is
  * the action's. Header names only: their values are credentials.
  */
@@ -117,7 +126,7 @@ export function requestOf(config: Config, task: { source: string; action: string
   if (action === undefined) return null;
   return {
     method: action.method,
-    url: action.url,
+    url: shownUrl(action.url),
     contentType: task.contentType,
     headers: Object.keys(action.headers ?? {}),
     idempotencyHeader: action.idempotencyHeader,

@@ -249,6 +249,23 @@ export function addAdminCommands(program: Command): void {
       }),
     );
 
+  const alerts = paging(adminCommand(program, 'alerts', 'the alerts configured, where their conditions stand, and the messages sent'))
+    .option('--alert <name>', 'only the messages of this alert')
+    .action(
+      run(async (c, o: any) => {
+        const answer = await call(c, 'GET', `/api/alerts${query({ alert: o.alert, ...page(o) })}`);
+        return { answer, text: views.alertsView(answer) };
+      }),
+    );
+  adminCommand(alerts, 'test', 'send a test message through an alert now, to see its endpoint receive it')
+    .argument('<name>', 'an alert from the config')
+    .action(
+      run(async (c, name: string) => {
+        const answer: any = await call(c, 'POST', `/api/alerts/${encodeURIComponent(name)}/test`, {});
+        return { answer, text: `test message ${answer.id} queued for ${name}; see it with: oncehook show ${answer.id}` };
+      }),
+    );
+
   adminCommand(program, 'stats', 'events, duplicates by kind, attempts, confirmed effects, unresolved work and its age').action(
     run(async (c) => {
       const answer = await call(c, 'GET', '/api/stats');

@@ -148,3 +148,15 @@ export function destinationsView(answer: any): string {
     answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, d.actions.join(', '), limits(d), d.inFlight, d.waiting, d.pausedReason]),
   );
 }
+
+export function alertsView(answer: any): string {
+  const conditions = answer.alerts.flatMap((a: any) =>
+    a.conditions.map((c: any) => [a.name, `${a.format} → ${a.destination}`, c.condition, c.open ? 'open' : 'clear', c.lastSentAt ? age(c.lastSentAt) : null, c.messages]),
+  );
+  const messages = answer.items.map((m: any) => [m.id, age(m.createdAt), m.alert, m.type, m.condition, m.state, m.attempts, m.lastError]);
+  return [
+    conditions.length > 0 ? table(['ALERT', 'SENT TO', 'CONDITION', 'NOW', 'LAST SENT', 'MESSAGES'], conditions) : 'no alert is configured',
+    '',
+    withNext(table(['MESSAGE', 'AGO', 'ALERT', 'TYPE', 'CONDITION', 'STATE', 'SENDS', 'ERROR'], messages), answer),
+  ].join('\n');
+}

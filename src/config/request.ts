@@ -53,10 +53,16 @@ export function headerNameProblems(
   request: { idempotencyHeader: string; signed: boolean; sendersBytes: boolean },
 ): { name: string; message: string }[] {
   const problems: { name: string; message: string }[] = [];
+  const seen = new Map<string, string>();
   for (const name of Object.keys(headers)) {
     const lower = name.toLowerCase();
     const own = OWN_HEADERS[lower];
-    if (lower.startsWith('oncehook-')) problems.push({ name, message: 'oncehook sets the Oncehook-* headers: they name the task and its attempt' });
+    const earlier = seen.get(lower);
+    seen.set(lower, name);
+    // The request is written with one entry per lower-cased name: the one written last would replace the other.
+    if (earlier !== undefined) {
+      problems.push({ name, message: `given twice (${earlier}, ${name}): header names are case-insensitive, so one would replace the other` });
+    } else if (lower.startsWith('oncehook-')) problems.push({ name, message: 'oncehook sets the Oncehook-* headers: they name the task and its attempt' });
     else if (lower === request.idempotencyHeader.toLowerCase()) problems.push({ name, message: 'it is the idempotencyHeader, which carries the task ID' });
     else if (own !== undefined) problems.push({ name, message: `oncehook sets ${name} itself: ${own}` });
     else if (request.signed && SIGNATURE_HEADERS.includes(lower)) {
@@ -66,6 +72,20 @@ export function headerNameProblems(
     }
   }
   return problems;
+}
+
+/**
+ * What is wrong with an `idempotencyHeader`, given the rest of the action: named after a header oncehook writes
+ * itself, the task ID would go out in its place (`Host: t_…`, the task ID as the body's content type) or make undici
+ * refuse every attempt before a byte is sent (`Content-Length`, `Transfer-Encoding`, …).
+ */
+export function idempotencyHeaderProblem(name: string, request: { signed: boolean }): string | null {
+  const lower = name.toLowerCase();
+  const own = lower === 'idempotency-key' ? undefined : OWN_HEADERS[lower];
+  if (own !== undefined) return `oncehook sets ${name} itself: ${own}`;
+  if (lower === 'content-type') return `oncehook sets ${name} itself: it is the type of the bytes sent`;
+  if (request.signed && SIGNATURE_HEADERS.includes(lower)) return 'with a signingSecret, oncehook signs the request in the webhook-* headers';
+  return null;
 }
 
 /** The header that carries the task ID. Not an Oncehook-* one, which oncehook sends beside it anyway. */

@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
+import { sendgridKey } from '../../adapters/sendgrid.ts';
 import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
 import { taskKeyProblems } from '../ingest/plan-tasks.ts';
@@ -7,8 +8,9 @@ import { JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 import { filterProblems, matcherProblems, type FilterProblem } from '../shape/filter-syntax.ts';
 import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
+import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
-import { headerNameProblems, idempotencyHeader, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
+import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
 
 const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
@@ -158,6 +160,8 @@ function checkRequestHeaders(action: Partial<Record<keyof ActionConfig, unknown>
     signed: action.signingSecret !== undefined,
     sendersBytes: action.transform === undefined,
   };
+  const renamed = typeof action.idempotencyHeader === 'string' ? idempotencyHeaderProblem(action.idempotencyHeader, request) : null;
+  if (renamed !== null) ctx.addIssue({ code: 'custom', path: ['idempotencyHeader'], message: renamed });
   const lookup = action.lookup;
   const places: [PropertyKey[], unknown, typeof request][] = [
     [['headers'], action.headers, request],
@@ -191,6 +195,11 @@ export const sourceSchema = z
     readTimeoutMs: z.int().positive().default(15_000),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
     hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+    publicUrl: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('the URL senders that sign the URL they call (twilio, square) call: its origin, with the path they call'),
+    verifyToken: secret.optional().describe("the token a sender's GET handshake presents (meta's hub.verify_token)"),
     rateLimit: z
       .strictObject({
         perSecond: z.number().positive(),
@@ -205,19 +214,36 @@ export const sourceSchema = z
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
-  const { adapter, hmac, secrets, actions } = source;
+  const { adapter, hmac, secrets, actions, verifyToken } = source;
+  // Twilio and Square sign the URL they call: without the public one, no delivery could ever verify.
+  if ((adapter === 'twilio' || adapter === 'square') && source.publicUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: `a ${adapter} source needs "publicUrl", the origin ${adapter} calls (e.g. "https://hooks.example.com"): it signs the URL it calls` });
+  }
   if (adapter === 'generic-hmac' && hmac === undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
+  }
+  // Without it the source could never answer Meta's GET check, and Meta sends no event to an unverified URL.
+  if (adapter === 'meta' && verifyToken === undefined) {
+    const message = "a meta source needs verifyToken: the Verify Token entered with the callback URL in the App Dashboard, which Meta's GET check presents as hub.verify_token";
+    ctx.addIssue({ code: 'custom', path: ['verifyToken'], message });
   }
   if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });
   }
+  if (adapter === 'hubspot' && source.publicUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: 'a hubspot source needs the URL HubSpot calls (https://…/in/<source>): HubSpot signs it' });
+  }
   // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
   // after the migrations, without its path, and passed check-config.
-  if (adapter === 'standard-webhooks' && Array.isArray(secrets)) {
+  const keyCheck: Partial<Record<string, [(value: string) => unknown, string]>> = {
+    'standard-webhooks': [standardWebhooksKey, 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"'],
+    sendgrid: [sendgridKey, 'a sendgrid secret is the Event Webhook\'s verification key: base64 of a public key ("MFkw…")'],
+  };
+  const check = typeof adapter === 'string' ? keyCheck[adapter] : undefined;
+  if (check && Array.isArray(secrets)) {
     secrets.forEach((value: unknown, i) => {
-      if (typeof value === 'string' && wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
-        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
+      if (typeof value === 'string' && wellFormed(value) && !decodes(() => check[0](value))) {
+        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: check[1] });
       }
     });
   }
@@ -280,6 +306,11 @@ const sourceId = z
 
 export const configSchema = z.strictObject({
   $schema: z.string().optional(),
+  publicUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('where people reach this gateway (https://oncehook.example.com): alerts link to its dashboard'),
+  alerts: named(actionId, alertSchema).default({}).describe('messages to people about the work that waits for them'),
   destinations: z
     .record(z.string().meta({ format: 'uri' }), destinationSchema)
     .default({})
@@ -327,6 +358,8 @@ function checkDestinations(config: Partial<Record<keyof Config, unknown>>, ctx: 
   let inUse: Set<string> | null = null;
   try {
     inUse = originsInUse(sources as Config['sources']);
+    // An alert's messages are requests too, and a destination may hold them to its limits.
+    for (const alert of Object.values((config.alerts ?? {}) as Record<string, { url: string }>)) inUse.add(new URL(alert.url).origin);
   } catch {
     // A source or action malformed is told by its own problem; the origins in use are then not known.
   }

@@ -6,6 +6,7 @@ import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { outageLog, type OutageLog } from '../outage-log.ts';
+import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import { CLAIM_MODES, claimLimited, claimTasks, nextDueInMs, reclaimExpiredLeases, type ClaimedTask } from '../store/atomic/claim.ts';
 import { finishAttempts, type AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db, Store, WriteLane } from '../store/connect.ts';
@@ -90,6 +91,8 @@ export class Forwarder {
   #refillTimer: NodeJS.Timeout | undefined;
   /** The refill's wait is over: the next pass claims whatever is free. */
   #refillDue = false;
+  /** Which claim goes first in the next pass (see #claim). */
+  #turn = 0;
   /** The last claim found fewer due tasks than it had slots for: a freed slot has nothing to refill. */
   #drained = false;
   #unlisten: (() => Promise<void>) | undefined;
@@ -254,23 +257,36 @@ export class Forwarder {
   }
 
   async #claim(): Promise<void> {
-    const asked = this.#freeSlots();
-    if (asked <= 0 || this.#stopped) return;
+    if (this.#freeSlots() <= 0 || this.#stopped) return;
     this.#refillDue = false;
     // A claim abandoned after it committed leaves its tasks leased with their ledger rows open: the leases
     // expire and are reclaimed as unknown outcomes, never sent blindly.
-    const { tasks: claimed, at } = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit: asked }));
-    this.#claimedAt = at;
-    let full = claimed.length === asked;
-    this.#run(claimed);
-    // Then the actions a destination limits, with the slots left: a group held by its limit comes back short, and
-    // its tasks wait for a slot this worker's own finishes free (they wake it) or the next token (nextDueInMs).
-    for (const group of this.#routes.limitedGroups) {
+    const claims: ((limit: number) => Promise<readonly ClaimedTask[]>)[] = [
+      async (limit) => {
+        const { tasks, at } = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit }));
+        this.#claimedAt = at;
+        return tasks;
+      },
+      // The actions a destination limits: a group held by its limit comes back short, and its tasks wait for a slot
+      // this worker's own finishes free (they wake it) or the next token (nextDueInMs).
+      ...this.#routes.limitedGroups.map(
+        (group) => (limit: number) => this.#onQueue((db) => claimLimited(db, { owner: this.#owner, routes: group.routes, limits: group.limits, limit })),
+      ),
+    ];
+    // Each claim takes the slots the ones before it left, so they take turns at going first: always first, the claim of
+    // the actions no destination limits took every slot while they had a backlog, and a limited action's task waited
+    // for all of it though its origin had every slot and token free.
+    const first = this.#turn++ % claims.length;
+    let full = false;
+    for (let i = 0; i < claims.length; i++) {
       const free = this.#freeSlots();
-      if (free <= 0 || this.#stopped) break;
-      const limited = await this.#onQueue((db) => claimLimited(db, { owner: this.#owner, routes: group.routes, limits: group.limits, limit: free }));
-      full ||= limited.length === free;
-      this.#run(limited);
+      if (free <= 0 || this.#stopped) {
+        full = true;
+        break;
+      }
+      const claimed = await claims[(first + i) % claims.length]!(free);
+      full ||= claimed.length === free;
+      this.#run(claimed);
     }
     this.#drained = !full;
     if (full) this.#again = true;
@@ -293,8 +309,11 @@ export class Forwarder {
         this.#sending--;
         this.#slotFreed();
       };
-      // A finish that frees a limited origin's slot may let a task that waited for it go.
-      const finish = route.limited ? (f: AttemptFinish) => this.#finish(f).finally(() => this.wake()) : this.#finish;
+      // A finish that frees a limited origin's slot may let a task that waited for it go; so may an alert message's,
+      // the next of its condition (src/store/atomic/alerts.ts). Not every success wakes the worker: a claim per
+      // answer was most of PGlite's time.
+      const mayLetGo = route.limited || task.source === ALERTS_SOURCE;
+      const finish = mayLetGo ? (f: AttemptFinish) => this.#finish(f).finally(() => this.wake()) : this.#finish;
       const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);

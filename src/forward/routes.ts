@@ -1,7 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { lookupOrigin } from '../config/request.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
-import type { ActionConfig, Config } from '../config/schema.ts';
+import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
+import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import type { ClaimRoute } from '../store/atomic/claim.ts';
 
 /** One configured action as the forwarder uses it. */
@@ -42,6 +43,35 @@ function lookupOf(config: ActionConfig): Lookup | null {
 
 const routeKey = (source: string, action: string) => `${source}\0${action}`;
 
+/**
+ * How an alert's messages are retried while its endpoint is down. An action's default (8 attempts, waits doubling
+ * from 1 s) gives up after about a minute of refused connections, and a message given up is an alert lost — no
+ * alert tells of the alerts' own tasks. So: 100 attempts, the most an action may have, with waits capped at five
+ * minutes. With full jitter each wait averages half its ceiling: 1 s, 2 s … 256 s, then 300 s, sum to about 3.8 h
+ * before the last attempt (a standard deviation of ~14 min), the span over which a sender like Shopify retries too;
+ * and a message made in a short outage waits no longer than its ceiling then (a minute's outage: ~1–2 min) once
+ * the endpoint is back. Past that, the message is `failed`, listed so by `GET /api/alerts` and the Alerts page.
+ */
+export const ALERT_RETRIES = { maxAttempts: 100, backoff: { initialMs: 1000, maxMs: 300_000 } } as const;
+
+/**
+ * Each alert as the action its messages are tasks of (source `_alerts`): keyed, so a message whose answer was lost
+ * is sent again under the same key (a `json` endpoint can tell it from a new one by `webhook-id`; Slack shows it
+ * twice, which beats a lost alert); signed when the alert has a signingSecret.
+ */
+function alertActions(config: Config): (readonly [string, string, ActionConfig])[] {
+  return Object.entries(config.alerts).map(([alert, settings]) => [
+    ALERTS_SOURCE,
+    alert,
+    actionSchema.parse({
+      url: settings.url,
+      idempotency: 'key',
+      ...ALERT_RETRIES,
+      ...(settings.signingSecret === undefined ? {} : { signingSecret: settings.signingSecret }),
+    }),
+  ]);
+}
+
 /** Actions whose requests may go to the same limited origins, claimed together under those origins' limits. */
 export interface LimitedGroup {
   limits: DestinationLimit[];
@@ -53,7 +83,10 @@ export class Routes {
   readonly #byKey = new Map<string, Route>();
   /** The actions no destination limits: one claim takes their due tasks. */
   readonly forClaim: readonly ClaimRoute[];
-  /** The actions a destination limits (their sends or their lookups), by the set of origins that limit them. */
+  /**
+   * The actions a destination limits (their sends or their lookups), by the set of origins that limit them. An action
+   * whose sends and unknown outcomes are limited by different sets is in two, each with the states it takes.
+   */
   readonly limitedGroups: readonly LimitedGroup[];
   /** The destinations with a `rateLimit`: when their buckets run dry, the next token is a time to look again. */
   readonly rateLimits: readonly DestinationLimit[];
@@ -61,20 +94,21 @@ export class Routes {
   readonly hasSteps: boolean;
 
   constructor(config: Config, leaseGraceMs: number) {
-    for (const [source, sourceConfig] of Object.entries(config.sources)) {
-      for (const [action, actionConfig] of Object.entries(sourceConfig.actions)) {
-        this.#byKey.set(routeKey(source, action), {
-          source,
-          action,
-          config: actionConfig,
-          destination: new URL(actionConfig.url).origin,
-          leaseMs: actionConfig.timeoutMs + leaseGraceMs,
-          // The config's schema has checked that it decodes.
-          signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
-          lookup: lookupOf(actionConfig),
-          limited: false,
-        });
-      }
+    const actions = Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
+      Object.entries(sourceConfig.actions).map(([action, actionConfig]) => [source, action, actionConfig] as const),
+    );
+    for (const [source, action, actionConfig] of [...actions, ...alertActions(config)]) {
+      this.#byKey.set(routeKey(source, action), {
+        source,
+        action,
+        config: actionConfig,
+        destination: new URL(actionConfig.url).origin,
+        leaseMs: actionConfig.timeoutMs + leaseGraceMs,
+        // The config's schema has checked that it decodes.
+        signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
+        lookup: lookupOf(actionConfig),
+        limited: false,
+      });
     }
     this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);
     const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
@@ -92,16 +126,26 @@ export class Routes {
         maxAttempts: route.config.maxAttempts,
         leaseMs: route.leaseMs,
       };
-      const limiting = [...new Set([route.destination, route.lookup?.destination])].filter((o): o is string => o !== undefined && limits.has(o)).sort();
-      if (limiting.length === 0) {
-        free.push(claimRoute);
-        continue;
+      const limiting = (origins: (string | undefined)[]) =>
+        [...new Set(origins)].filter((o): o is string => o !== undefined && limits.has(o)).sort();
+      const claimUnder = (under: string[], claim: ClaimRoute) => {
+        if (under.length === 0) return free.push(claim);
+        route.limited = true;
+        const key = under.join(' ');
+        const group = groups.get(key) ?? { limits: under.map((origin) => limits.get(origin)!), routes: [] };
+        group.routes.push(claim);
+        groups.set(key, group);
+      };
+      // A pending task's claim is a send, to the action's origin; an unknown outcome's may also be a lookup, to the
+      // lookup's. Claimed whole under both origins' limits, the sends of an action whose lookups go to a limited search
+      // API waited for that API's limits too, though none of them goes there.
+      const sends = limiting([route.destination]);
+      const unknowns = limiting([route.destination, route.lookup?.destination]);
+      if (sends.join(' ') === unknowns.join(' ')) claimUnder(sends, claimRoute);
+      else {
+        claimUnder(sends, { ...claimRoute, states: ['pending'] });
+        claimUnder(unknowns, { ...claimRoute, states: ['outcome_unknown'] });
       }
-      route.limited = true;
-      const key = limiting.join(' ');
-      const group = groups.get(key) ?? { limits: limiting.map((origin) => limits.get(origin)!), routes: [] };
-      group.routes.push(claimRoute);
-      groups.set(key, group);
     }
     this.forClaim = free;
     this.limitedGroups = [...groups.values()];

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import {
   bigint,
+  boolean,
   customType,
   doublePrecision,
   index,
@@ -66,7 +67,7 @@ export const deliveries = pgTable(
     index('deliveries_source_event_idx').on(t.source, t.eventId),
     index('deliveries_source_delivery_idx').on(t.source, t.deliveryId),
     // The dashboard's charts count the last hour or day by receipt time. BRIN: rows arrive in time order, so a
-    // summary of each 128 pages finds the window for 2 bytes of WAL a receipt, where a B-tree wrote 90 (migration 0014).
+    // summary of each 128 pages finds the window for 2 bytes of WAL a receipt, where a B-tree wrote 90 (migration 0017).
     index('deliveries_received_idx').using('brin', t.receivedAt).with({ autosummarize: true }),
   ],
 );
@@ -211,7 +212,7 @@ export const attempts = pgTable(
   },
   (t) => [
     index('attempts_task_idx').on(t.taskId, t.number),
-    // The charts' attempts by start time, as for deliveries (migration 0014). `started_at` is never updated, so
+    // The charts' attempts by start time, as for deliveries (migration 0017). `started_at` is never updated, so
     // the finish stays a HOT update (migration 0003).
     index('attempts_started_idx').using('brin', t.startedAt).with({ autosummarize: true }),
   ],
@@ -260,3 +261,49 @@ export const operatorActions = pgTable(
   },
   (t) => [index('operator_actions_task_idx').on(t.taskId, t.id)],
 );
+
+/**
+ * Tasks entering a state that waits for a person, written by a trigger (migration 0014) and consumed by the alert
+ * watcher: a queue, so each entry is counted once whichever instance reads it, and the table stays small.
+ */
+export const taskTransitions = pgTable('task_transitions', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  taskId: text('task_id').notNull(),
+  source: text('source').notNull(),
+  action: text('action').notNull(),
+  state: text('state').notNull(),
+  at: at('at').notNull().defaultNow(),
+});
+
+/** Where each alert's condition stands: open or not, when it last sent, and what it gathered since. */
+export const alertStates = pgTable(
+  'alert_states',
+  {
+    alert: text('alert').notNull(),
+    condition: text('condition').notNull(),
+    open: boolean('open').notNull().default(false),
+    lastSentAt: at('last_sent_at'),
+    /** Messages made so far: the next one's task ID is derived from it, so it is made once. */
+    sequence: integer('sequence').notNull().default(0),
+    /** What happened since the last message: counts, a few task IDs, by source and action. */
+    gathered: jsonb('gathered').$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [primaryKey({ columns: [t.alert, t.condition] })],
+);
+
+/**
+ * Deliveries answered 401, counted per source and failed check by each process and written a few seconds at a time:
+ * a sender whose secret was rotated shows here whichever instance it reached. Nothing of the request is kept.
+ */
+export const signatureFailures = pgTable(
+  'signature_failures',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    source: text('source').notNull(),
+    check: text('check').notNull(),
+    count: integer('count').notNull(),
+    at: at('at').notNull().defaultNow(),
+  },
+  (t) => [index('signature_failures_at_idx').on(t.at)],
+);
+

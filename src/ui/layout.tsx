@@ -6,7 +6,7 @@ import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
 
-export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'stats' | 'destinations';
+export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'stats' | 'destinations' | 'alerts';
 
 const NAV: [Section, string, string][] = [
   ['home', 'Home', '/ui/home'],
@@ -15,6 +15,7 @@ const NAV: [Section, string, string][] = [
   ['deliveries', 'Deliveries', '/ui/deliveries'],
   ['stats', 'Stats', '/ui/stats'],
   ['destinations', 'Destinations', '/ui/destinations'],
+  ['alerts', 'Alerts', '/ui/alerts'],
 ];
 
 /** The page shell: head, header with navigation, the flash message, and the page. */

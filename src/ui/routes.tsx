@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { databaseDeadline, unavailableAnswer } from '../api/database-deadline.ts';
 import { HttpError } from '../errors.ts';
 import { decideFromForm, resumeFromForm } from './actions.ts';
+import { alertsPage, testAlertFromForm } from './alerts.tsx';
 import { attentionPage } from './attention.tsx';
 import { bulkDryRunPage, bulkFromForm } from './bulk.tsx';
 import { deliveriesPage, deliveryPage } from './deliveries.tsx';
@@ -64,6 +65,8 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.get('/stats', (c) => statsPage(c, deps));
   app.get('/destinations', (c) => destinationsPage(c, deps));
   app.post('/destinations/resume', (c) => resumeFromForm(c, deps));
+  app.get('/alerts', (c) => alertsPage(c, deps));
+  app.post('/alerts/:name/test', (c) => testAlertFromForm(c, deps));
   // The header's jump box: a task or a receipt by its ID.
   app.get('/go', (c) => {
     const id = (c.req.query('id') ?? '').trim();

@@ -15,6 +15,7 @@ export interface TestGatewayOptions {
   role?: Role;
   adminToken?: GatewayOptions['adminToken'];
   forwarder?: Partial<ForwarderOptions>;
+  alertRoundMs?: number;
 }
 
 /** A real gateway on a real port and a fresh database of this project's engine. */
@@ -30,6 +31,7 @@ export async function startTestGateway(config: object, options: TestGatewayOptio
     adminToken: options.adminToken,
     // Tests wait for events, not for the production poll interval.
     forwarder: { pollMs: 200, ...options.forwarder },
+    alertRoundMs: options.alertRoundMs,
   });
   return {
     ...gateway,

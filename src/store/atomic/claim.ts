@@ -27,6 +27,11 @@ export interface ClaimRoute {
   lookup: boolean;
   maxAttempts: number;
   leaseMs: number;
+  /**
+   * The states of its due tasks this claim takes (absent: pending and outcome_unknown). A pending task's claim is a
+   * send; an unknown outcome's may be a lookup, whose origin another destination may limit.
+   */
+  states?: readonly ('pending' | 'outcome_unknown')[];
 }
 
 /** What a claimed task is for: a send, a lookup about an unknown outcome, or nothing left but review. */
@@ -59,7 +64,7 @@ export interface ClaimedTask {
  * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is
  * reconciled by the rules of CONTRACT.md, decided there in database time: send again under the same key
  * while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
- * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008): one
+ * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008, 0013, 0015): one
  * round trip per claim instead of a transaction's four.
  */
 export async function claimTasks(

@@ -173,6 +173,22 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
   });
 
+  it("refuses a meta source without verifyToken: it could never answer Meta's GET check", () => {
+    const whatsapp = (extra: object) => ({ sources: { wa: { adapter: 'meta', secrets: ['app-secret'], actions: {}, ...extra } } });
+    expect(problems(whatsapp({}))).toEqual([expect.stringMatching(/^sources\.wa\.verifyToken: a meta source needs verifyToken: the Verify Token /)]);
+    expect(parseConfig(JSON.stringify(whatsapp({ verifyToken: 'meatyhamhock' })), 'test.json', {}).config.sources.wa!.verifyToken).toBe('meatyhamhock');
+  });
+
+  it('refuses a twilio or square source without the publicUrl it signs, at the source\'s path', () => {
+    const source = (adapter: string, extra: object = {}) => ({ adapter, secrets: ['s3cret'], actions: {}, ...extra });
+    expect(problems({ sources: { sms: source('twilio'), pos: source('square'), bot: source('slack') } })).toEqual([
+      expect.stringMatching(/^sources\.sms\.publicUrl: a twilio source needs "publicUrl", the origin twilio calls/),
+      expect.stringMatching(/^sources\.pos\.publicUrl: a square source needs "publicUrl"/),
+    ]);
+    const publicUrl = 'https://hooks.example.com';
+    expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }), pos: source('square', { publicUrl }) } }), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';
@@ -357,6 +373,100 @@ describe('config', () => {
     expect(at('destinations["https://elsewhere.example"]')).toEqual([expect.stringMatching(/^no action sends to or looks up at https:\/\/elsewhere\.example; the origins in use are: https:\/\/api\.crm\.example/)]);
     expect(at('destinations["https://api.crm.example"]')).toEqual([expect.stringMatching(/set rateLimit, maxInFlight or both/)]);
     expect(found.join('\n')).not.toContain('secret-value');
+  });
+
+  it('refuses a hubspot source without the publicUrl HubSpot signs, at its path', () => {
+    const crm = { adapter: 'hubspot', secrets: ['s'], actions: { crm: { url: 'https://crm.example/tasks' } } };
+    expect(problems({ sources: { crm } })).toEqual([expect.stringMatching(/^sources\.crm\.publicUrl: a hubspot source needs the URL HubSpot calls/)]);
+    expect(() => parseConfig(JSON.stringify({ sources: { crm: { ...crm, publicUrl: 'https://hooks.example.com' } } }), 'test.json', {})).not.toThrow();
+  });
+
+  it('refuses an alert with an unknown condition, a url that is not http(s), or a format that does not exist', () => {
+    const found = problems(
+      {
+        ...valid,
+        publicUrl: 'ftp://oncehook.example',
+        alerts: {
+          ops: { url: 'mailto:ops@example.com', format: 'teams', on: ['failed', 'failures'] },
+          twice: { url: 'https://hooks.example/x', format: 'json', on: ['failed', 'failed'], minIntervalSeconds: 0 },
+          unsigned: { url: 'https://hooks.example/x', format: 'slack', on: ['failed'], signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+          Ops: { url: 'https://hooks.example/x', format: 'slack', on: [] },
+        },
+      },
+      { SHOP_SECRET: 's' },
+    );
+    expect(found).toEqual([
+      expect.stringMatching(/^publicUrl: /),
+      expect.stringMatching(/^alerts\.ops\.url: an http\(s\) URL/),
+      expect.stringMatching(/^alerts\.ops\.format: Invalid option: expected one of "slack"\|"json"/),
+      expect.stringMatching(/^alerts\.ops\.on\[1\]: Invalid option: expected one of "needs_review"\|"outcome_unknown"\|"failed"/),
+      expect.stringMatching(/^alerts\.twice\.on: a condition is named twice/),
+      expect.stringMatching(/^alerts\.twice\.minIntervalSeconds: /),
+      expect.stringMatching(/^alerts\.unsigned\.signingSecret: signingSecret signs json messages/),
+      expect.stringMatching(/^alerts\.Ops\.on: name at least one condition/),
+      expect.stringMatching(/^alerts\.Ops: this name is not allowed/),
+    ]);
+  });
+
+  // Named after a header oncehook writes itself, the task ID went out in its place: `Host: t_…` to the API's
+  // server, the task ID as the body's content type, and `Content-Length` or `Transfer-Encoding` refused by undici
+  // before a byte was sent, on every attempt until they ran out.
+  it('refuses an idempotencyHeader that names a header oncehook writes itself', () => {
+    const action = (idempotencyHeader: string, extra: object = {}) => ({ url: 'https://api.crm.example/contacts', idempotencyHeader, ...extra });
+    const found = problems(
+      {
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              host: action('Host'),
+              length: action('content-length'),
+              chunked: action('Transfer-Encoding'),
+              type: action('Content-Type', { transform: '{"a": 1}' }),
+              signed: action('webhook-id', { signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+              fine: action('X-Request-Key'),
+            },
+          },
+        },
+      },
+      {},
+    );
+    const at = (name: string) => found.filter((p) => p.startsWith(`sources.shop.actions.${name}.idempotencyHeader: `));
+    expect(at('host')).toEqual([expect.stringMatching(/oncehook sets Host itself/)]);
+    expect(at('length')).toEqual([expect.stringMatching(/oncehook sets content-length itself/)]);
+    expect(at('chunked')).toEqual([expect.stringMatching(/oncehook sets Transfer-Encoding itself/)]);
+    expect(at('type')).toEqual([expect.stringMatching(/oncehook sets Content-Type itself: it is the type of the bytes sent/)]);
+    expect(at('signed')).toEqual([expect.stringMatching(/webhook-\* headers/)]);
+    expect(at('fine')).toEqual([]);
+  });
+
+  // Both spellings went through, and the one written last in the file replaced the other on the wire: which token
+  // an API received depended on the order of two keys nobody sees as two.
+  it('refuses a header given twice in different cases, in an action and in its lookup', () => {
+    const found = problems(
+      {
+        sources: {
+          shop: {
+            adapter: 'shopify',
+            secrets: ['s'],
+            actions: {
+              crm: {
+                url: 'https://api.crm.example/contacts',
+                headers: { authorization: 'Bearer old-token', Authorization: 'Bearer new-token' },
+                lookup: { url: 'https://api.crm.example/c?id={key}', headers: { 'X-Api-Key': 'a', 'x-api-key': 'b' }, found: {} },
+              },
+            },
+          },
+        },
+      },
+      {},
+    );
+    expect(found).toEqual([
+      'sources.shop.actions.crm.headers.Authorization: given twice (authorization, Authorization): header names are case-insensitive, so one would replace the other',
+      'sources.shop.actions.crm.lookup.headers["x-api-key"]: given twice (X-Api-Key, x-api-key): header names are case-insensitive, so one would replace the other',
+    ]);
+    expect(found.join('\n')).not.toMatch(/token|Bearer/);
   });
 
   it('says where JSON is broken', () => {

@@ -1,0 +1,179 @@
+/**
+ * An alert round: what each alert's conditions observe now, what is sent about it, and where each stands after —
+ * one transaction. The messages are tasks (source `_alerts`) inserted with the round's new standing, so a message is
+ * made exactly when its alert's state says it was: a crash loses neither, and a second instance, which finds the
+ * round's lock taken, makes none. The forwarder then sends them as any task: retried, in the run ledger, keyed.
+ */
+import { sql } from 'drizzle-orm';
+import type { Db } from '../connect.ts';
+import { TASKS_CHANNEL } from '../decisions.ts';
+import { batchJson, rowsOf } from '../rows.ts';
+
+/** The source of the alerts' own messages: no configured source can be named so (names start with a letter or digit). */
+export const ALERTS_SOURCE = '_alerts';
+
+/** One round's look at the queue and the destinations. */
+export interface Observed {
+  /** Tasks that entered a state waiting for a person since the last round, each once. */
+  entered: { taskId: string; source: string; action: string; state: string }[];
+  /** Tasks in each of those states now, counted up to a bound (`stateTotalsCap`). */
+  inState: Record<string, number>;
+  paused: { origin: string; reason: string | null }[];
+  /** Deliveries answered 401 in the last five minutes, by source and failed check. */
+  signatureFailures: { source: string; check: string; count: number }[];
+  /** The oldest unresolved task's age, in seconds; null when none is unresolved. */
+  oldestUnresolvedSeconds: number | null;
+  at: Date;
+}
+
+export const STATE_TOTALS_CAP = 10_000;
+/** Entries consumed a round at most: a backlog after a long outage is worked through round by round. */
+const ENTRIES_PER_ROUND = 5000;
+
+export interface AlertStateRow {
+  alert: string;
+  condition: string;
+  open: boolean;
+  lastSentAt: Date | null;
+  sequence: number;
+  gathered: Record<string, unknown>;
+}
+
+/** A message to send: the task that carries it. */
+export interface AlertMessage {
+  id: string;
+  alert: string;
+  condition: string;
+  type: string;
+  body: string;
+  /** The message before it in its condition's sequence: it is sent only after that one (null: nothing before it). */
+  after?: string | null;
+}
+
+/** The advisory lock a round holds: one instance's round at a time. */
+export const ROUND_LOCK = 4_207_311_002;
+
+/**
+ * Runs one round under a lock only one instance holds at a time; null when another holds it. `decide` is given what
+ * is observed and each alert's standing, and answers the messages to make and the standings after.
+ */
+export async function alertRound(
+  db: Db,
+  decide: (observed: Observed, states: AlertStateRow[]) => { messages: AlertMessage[]; states: AlertStateRow[] },
+): Promise<number | null> {
+  return db.transaction(async (tx) => {
+    const [lock] = await rowsOf<{ held: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${ROUND_LOCK}) as held`);
+    if (!lock?.held) return null;
+    const observed = await observe(tx);
+    const states = (await rowsOf<AlertStateRow>(
+      tx,
+      sql`select alert, condition, open, last_sent_at as "lastSentAt", sequence, gathered from alert_states`,
+    )).map((row) => ({ ...row, lastSentAt: row.lastSentAt === null ? null : new Date(row.lastSentAt) }));
+    const decided = decide(observed, states);
+    if (decided.messages.length > 0) await insertMessages(tx, decided.messages);
+    if (decided.states.length > 0) {
+      const rows = decided.states.map((s) => ({ ...s, lastSentAt: s.lastSentAt?.toISOString() ?? null }));
+      await rowsOf(
+        tx,
+        sql`insert into alert_states (alert, condition, open, last_sent_at, sequence, gathered)
+            select alert, condition, open, "lastSentAt", sequence, gathered
+            from json_to_recordset(${batchJson(rows)}::json) as s(alert text, condition text, open boolean,
+              "lastSentAt" timestamptz, sequence int, gathered jsonb)
+            on conflict (alert, condition) do update set open = excluded.open, last_sent_at = excluded.last_sent_at,
+              sequence = excluded.sequence, gathered = excluded.gathered`,
+      );
+    }
+    await releaseMessages(tx);
+    // Counts older than the window the condition looks at are of no use to any round.
+    await rowsOf(tx, sql`delete from signature_failures where at < now() - interval '10 minutes'`);
+    return decided.messages.length;
+  });
+}
+
+async function observe(db: Db): Promise<Observed> {
+  const entered = await rowsOf<Observed['entered'][number]>(
+    db,
+    sql`delete from task_transitions
+        where id in (select id from task_transitions order by id limit ${ENTRIES_PER_ROUND})
+        returning task_id as "taskId", source, action, state`,
+  );
+  const [figures] = await rowsOf<{ inState: Record<string, number>; oldest: number | null; at: string }>(
+    db,
+    sql`select
+          (select jsonb_object_agg(s.state, (select count(*) from (select 1 from tasks t
+              where t.state = s.state and t.source <> ${ALERTS_SOURCE} limit ${STATE_TOTALS_CAP}) capped))
+           from unnest(array['needs_review', 'outcome_unknown', 'failed', 'awaiting_approval']) as s(state)) as "inState",
+          (select extract(epoch from now() - min(oldest))::float8 from (
+            select (select min(t.created_at) from tasks t where t.state = s.state and t.source <> ${ALERTS_SOURCE}) as oldest
+            from unnest(array['pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval', 'failed']) as s(state)
+          ) o) as oldest,
+          now() as at`,
+  );
+  const paused = await rowsOf<Observed['paused'][number]>(
+    db,
+    sql`select origin, paused_reason as reason from destinations where paused_at is not null order by origin`,
+  );
+  const signatureFailures = await rowsOf<Observed['signatureFailures'][number]>(
+    db,
+    sql`select source, "check", sum(count)::int as count from signature_failures
+        where at > now() - interval '5 minutes' group by source, "check" order by source, "check"`,
+  );
+  return {
+    entered,
+    inState: figures!.inState,
+    paused,
+    signatureFailures,
+    oldestUnresolvedSeconds: figures!.oldest,
+    at: new Date(figures!.at),
+  };
+}
+
+/**
+ * The messages as tasks of the alert's route, each under its own derived ID: inserted once, whatever happens.
+ *
+ * A condition's messages go out in their order: each waits for the one before it (the claim's `after_task_id`, as
+ * an action's step waits for its sibling) while that one is still on its way. Retried each on its own backoff, a
+ * "resolved" made while the endpoint was down was sent before the "opened" it follows as often as not (the opened
+ * had waited longer, so its next try was further off), and Slack, which shows what arrives in the order it arrives,
+ * ended on "opened" for a condition that had cleared. Waiting, a message also spends no attempts on an endpoint
+ * that its predecessor finds down.
+ */
+export async function insertMessages(db: Db, messages: readonly AlertMessage[]): Promise<void> {
+  const rows = messages.map((m) => ({ ...m, after: m.after ?? null, body: Buffer.from(m.body).toString('base64') }));
+  await rowsOf(
+    db,
+    sql`with m as (
+          select * from json_to_recordset(${batchJson(rows)}::json) as m(id text, alert text, condition text, type text, body text, after text)
+        ),
+        made as (
+          insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256, after_task_id)
+          select m.id, ${ALERTS_SOURCE}, m.alert, m.condition, m.type, m.id, 'pending', decode(m.body, 'base64'),
+            'application/json', encode(sha256(decode(m.body, 'base64')), 'hex'),
+            -- Only behind a message still on its way: one sent, given up or purged holds nothing back.
+            (select p.id from tasks p where p.id = m.after and p.state in ${ON_ITS_WAY})
+          from m order by m.id
+          on conflict do nothing
+          returning id
+        )
+        select count(*) from made, pg_notify(${TASKS_CHANNEL}, '')`,
+  );
+}
+
+/** The states of a message not yet sent nor given up. */
+const ON_ITS_WAY = sql`('pending', 'in_progress', 'outcome_unknown')`;
+
+/**
+ * Lets go the messages whose predecessor will never be sent: it failed (its attempts spent, or the endpoint refused
+ * it), went to a person's review, was cancelled. The claim sends a waiting message only once the one before it
+ * succeeded, as an action's step; a condition's later messages must not wait for a person as a step does.
+ */
+async function releaseMessages(db: Db): Promise<void> {
+  const released = await rowsOf<{ id: string }>(
+    db,
+    sql`update tasks t set after_task_id = null, updated_at = now()
+        where t.state = 'pending' and t.after_task_id is not null and t.source = ${ALERTS_SOURCE}
+          and not exists (select 1 from tasks p where p.id = t.after_task_id and p.state in ${ON_ITS_WAY})
+        returning t.id`,
+  );
+  if (released.length > 0) await rowsOf(db, sql`select pg_notify(${TASKS_CHANNEL}, '')`);
+}

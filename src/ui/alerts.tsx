@@ -1,0 +1,107 @@
+import type { Context } from 'hono';
+import { alertMessages, alertsOf, queueTestAlert } from '../api/alerts.ts';
+import type { UiDeps, UiEnv } from './env.ts';
+import { redirectWithFlash } from './flash.ts';
+import { Badge, Id, Time } from './format.tsx';
+import { Csrf, page } from './layout.tsx';
+
+/** Each alert, where its conditions stand, and the messages it sent, with their delivery. */
+export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
+  const [alerts, messages] = await Promise.all([alertsOf(deps.store, deps.config), alertMessages(deps.store, { limit: 50, order: 'desc' })]);
+  const body = (
+    <>
+      <h1>Alerts</h1>
+      <p class="lede">
+        Messages to people about the work that waits for them: one when a condition opens, more while it stays open (at most one per
+        minimum interval, with a count), and one when it clears. They go out as tasks, retried and in the run ledger.
+      </p>
+      <div class="panel">
+        {alerts.length === 0 ? (
+          <div class="empty">No alert is configured: add "alerts" to the config (see docs/operating.md).</div>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Alert</th>
+                <th>Sent to</th>
+                <th>Conditions</th>
+                <th>Test</th>
+              </tr>
+            </thead>
+            <tbody>
+              {alerts.map((alert) => (
+                <tr>
+                  <td>{alert.name}</td>
+                  <td class="nowrap">
+                    {alert.format} · <code>{alert.destination}</code>
+                  </td>
+                  <td class="wrap">
+                    {alert.conditions.map((condition) => (
+                      <span>
+                        {condition.condition} <Badge value={condition.open ? 'open' : 'clear'} />{' '}
+                      </span>
+                    ))}
+                  </td>
+                  <td>
+                    <form class="inline" method="post" action={`/ui/alerts/${encodeURIComponent(alert.name)}/test`}>
+                      <Csrf token={c.get('csrf')} />
+                      <button type="submit">Send a test</button>
+                    </form>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+
+      <h2>Messages</h2>
+      <div class="panel">
+        {messages.items.length === 0 ? (
+          <div class="empty">No message yet.</div>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th>Message</th>
+                <th>Made</th>
+                <th>Alert</th>
+                <th>Type</th>
+                <th>Condition</th>
+                <th>Delivery</th>
+                <th>Last error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {messages.items.map((m) => (
+                <tr>
+                  <td>
+                    <Id value={m.id} href={`/ui/tasks/${encodeURIComponent(m.id)}`} />
+                  </td>
+                  <td class="nowrap">
+                    <Time at={m.createdAt} />
+                  </td>
+                  <td>{m.alert}</td>
+                  <td>{m.type}</td>
+                  <td>{m.condition}</td>
+                  <td>
+                    <Badge value={m.state} />
+                  </td>
+                  <td class="wrap err">{m.lastError ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+    </>
+  );
+  return page(c, deps, 'alerts', 'Alerts', body);
+}
+
+export async function testAlertFromForm(c: Context<UiEnv>, deps: UiDeps): Promise<Response> {
+  const name = c.req.param('name') ?? '';
+  const id = await queueTestAlert(deps.store, deps.config, name, c.get('actor'));
+  if (id === null) return redirectWithFlash(c, '/ui/alerts', { kind: 'error', text: `No alert "${name}" is configured.` });
+  return redirectWithFlash(c, '/ui/alerts', { kind: 'ok', text: `A test message of ${name} is on its way (${id}).` });
+}
