@@ -56,6 +56,7 @@ export function createApp(deps: AppDeps): Hono {
       config: deps.config,
       tokens: tokens?.empty ? null : tokens,
       stats: statsReader(deps.store, tasks, queue),
+      tasks,
       throttle: new SignInThrottle(deps.logger),
       transforms,
     };

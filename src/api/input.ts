@@ -25,7 +25,12 @@ export async function readBody<T extends z.ZodType>(request: Request, schema: T,
  * no page, and a misspelt filter would silently widen a list to every task. A dashboard page's are `pageParams`.
  */
 export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T> {
-  const parsed = schema.safeParse(c.req.query());
+  return parseQuery(c.req.query(), schema);
+}
+
+/** As `readQuery`, of parameters gathered otherwise (a page's repeated `state=`, say). */
+export function parseQuery<T extends z.ZodType>(query: Record<string, string | undefined>, schema: T): z.infer<T> {
+  const parsed = schema.safeParse(query);
   if (!parsed.success) throw new InputError('invalid_query', issues(parsed.error, '(query)'));
   return parsed.data;
 }
@@ -36,6 +41,9 @@ export function readQuery<T extends z.ZodType>(c: Context, schema: T): z.infer<T
  * never reads. A person sees the filters the page applied, so a misspelt one widens nothing unseen.
  */
 export const pageParams = <Shape extends z.ZodRawShape>(shape: Shape) => z.object(shape);
+
+/** A page's filter field: an empty one arrives as "" and means "any". */
+export const blank = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 export const note = z.string().trim().min(1, 'a note saying why is required').max(2000);
 

@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config/schema.ts';
-import { HttpError, InputError } from '../errors.ts';
-import { BULK_DECISIONS, bulkDecide, countBodyPurged, countBulk, countSkippedByReplay, unshapedTasks, type BulkDecision } from '../store/atomic/bulk.ts';
+import { HttpError } from '../errors.ts';
+import { decideInBulk } from './bulk.ts';
+import { BULK_DECISIONS, type BulkDecision } from '../store/atomic/bulk.ts';
 import {
   approveTask,
   assignTask,
@@ -14,8 +15,7 @@ import {
 } from '../store/atomic/operator.ts';
 import { replayTask } from '../store/atomic/replay.ts';
 import type { Store } from '../store/connect.ts';
-import { TASK_STATES } from '../store/decisions.ts';
-import { ATTENTION_STATES, OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
+import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
@@ -23,15 +23,8 @@ import { destinationOf, heldBy, pausedRoutes } from './destinations.ts';
 import { explainTask } from './explain.ts';
 import { retryDecision, type RetryDeps } from './retry.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
+import { checkAttentionStates, splitStates, stateList, states } from './task-query.ts';
 
-const state = z.enum(Object.values(TASK_STATES) as [string, ...string[]]);
-/**
- * `state=failed,needs_review` selects either. An empty entry is skipped, as the CLI skips it; a list with none
- * left is refused rather than read as no filter. A state that is none is named with the ones there are.
- */
-const stateList = z.array(state).min(1, 'names no state: give one or several, comma-separated');
-const splitStates = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
-const states = z.string().transform(splitStates).pipe(stateList);
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
 const listQuery = z
   .strictObject({
@@ -42,33 +35,23 @@ const listQuery = z
     eventId: z.string().min(1).optional(),
     ...pageQuery('text'),
   })
-  // A state the queue never holds would make the list empty for a reason the caller did not ask for.
-  .superRefine((query, ctx) => {
-    const others = query.attention ? (query.state ?? []).filter((s) => !ATTENTION_STATES.includes(s as never)) : [];
-    if (others.length > 0) {
-      const message = `${others.join(',')}: not among the states attention lists (${ATTENTION_STATES.join(', ')}); drop attention, or that state`;
-      ctx.addIssue({ code: 'custom', path: ['state'], message });
-    }
-  });
+  .superRefine(checkAttentionStates);
 
 const noteBody = z.strictObject({ note });
 /** `after`: the latest replay the caller saw (the last of the task's `replays`), or null for none. */
 const replayBody = z.strictObject({ note, after: z.string().min(1).max(100).nullable().optional() });
 const resolveBody = z.strictObject({ reference: z.string().trim().min(1, 'the reference of the effect is required').max(500), note });
 const assignBody = z.strictObject({ owner: z.string().trim().min(1).max(100).nullable(), note: z.string().trim().max(2000).optional() });
-const bulkBody = z
-  .strictObject({
-    // A state, several comma-separated as in the list's query, or an array: each read by the list's own rules, so
-    // a wrong one is answered as the list answers it. (A union of the forms said only "Invalid input".)
-    state: z.preprocess((value) => (typeof value === 'string' ? splitStates(value) : value), stateList).optional(),
-    source: filterFields.source,
-    action: filterFields.action,
-    note,
-    dryRun: z.boolean().default(false),
-  })
-  .refine((body) => body.state !== undefined || body.source !== undefined || body.action !== undefined, {
-    message: 'name at least one of state, source or action: a bulk decision over every task is too easy to make by mistake',
-  });
+// At least one filter, and a state for a replay: checked by decideInBulk, for the dashboard's forms too.
+const bulkBody = z.strictObject({
+  // A state, several comma-separated as in the list's query, or an array: each read by the list's own rules, so
+  // a wrong one is answered as the list answers it. (A union of the forms said only "Invalid input".)
+  state: z.preprocess((value) => (typeof value === 'string' ? splitStates(value) : value), stateList).optional(),
+  source: filterFields.source,
+  action: filterFields.action,
+  note,
+  dryRun: z.boolean().default(false),
+});
 
 const rules = (kind: OperatorKind) => OPERATOR_RULES[kind].from.join(', ');
 
@@ -178,50 +161,9 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
   app.post('/bulk/:kind', async (c) => {
     const kind = bulkDecision(c.req.param('kind'));
     const body = await readBody(c.req.raw, bulkBody, '{"state": "failed", "source": "shop", "note": "why", "dryRun": true}');
-    // A replay is a second effect of every task it selects, and replay's states include succeeded: a filter by
-    // source alone would redo every order that went through.
-    if (kind === 'replay' && body.state === undefined) {
-      throw new InputError('invalid_request', 'state: a bulk replay needs it (e.g. "failed"): every selected task is sent again, succeeded ones too');
-    }
-    const filter = {
-      states: body.state,
-      source: body.source,
-      action: body.action,
-    };
-    // Counted before the write: each replay it makes is itself a replay on its way, and counted after, every task
-    // it replayed would be reported passed over.
-    const skipped = {
-      skippedBodyPurged: await countBodyPurged(store.db, kind, filter),
-      skippedByReplay: await countSkippedByReplay(store.db, kind, filter),
-    };
-    // Tasks whose transform failed: a retry computes it again for each (`transformAgain`), one at a time as a retry
-    // of one does, passing over those it fails on again; a replay passes over them all, as it refuses one.
-    const unshaped = await unshapedTasks(store.db, kind, filter);
-    const again = kind === 'retry' ? { transformAgain: unshaped.length } : {};
-    if (body.dryRun) {
-      const count = (await countBulk(store.db, kind, filter)) + (kind === 'retry' ? unshaped.length : 0);
-      return c.json({ dryRun: true, kind, count, ...skipped, skippedTransformFailed: kind === 'replay' ? unshaped.length : 0, ...again });
-    }
-    const who = { actor: c.get('actor'), note: body.note };
-    const ids = await bulkDecide(store.db, kind, filter, who);
-    if (kind === 'replay') return c.json({ dryRun: false, kind, count: ids.length, tasks: ids, ...skipped, skippedTransformFailed: unshaped.length });
-    const transformErrors: { task: string; error: string }[] = [];
-    for (const id of unshaped) {
-      const outcome = await retryDecision({ store, config, transforms }, id, who);
-      if (outcome.done) ids.push(id);
-      else if (outcome.transformError !== undefined) transformErrors.push({ task: id, error: outcome.transformError });
-    }
-    return c.json({
-      dryRun: false,
-      kind,
-      count: ids.length,
-      tasks: ids,
-      ...skipped,
-      skippedTransformFailed: transformErrors.length,
-      ...again,
-      // The first few, each with why: enough to see whether one fix would do for all.
-      transformErrors: transformErrors.slice(0, 10),
-    });
+    const filter = { states: body.state, source: body.source, action: body.action };
+    const run = body.dryRun ? ({ dryRun: true } as const) : ({ dryRun: false, who: { actor: c.get('actor'), note: body.note } } as const);
+    return c.json(await decideInBulk({ store, config, transforms }, kind, filter, run));
   });
 
   for (const kind of ['approve', 'retry', 'cancel'] as const) {

@@ -15,6 +15,17 @@ import { page } from './layout.tsx';
 const paging = pageQuery('text');
 const query = pageParams({ state: z.enum(ATTENTION_STATES as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
 
+/**
+ * The empty queue's mark, drawn: it was an emoji, which the fonts of many servers and browsers lack (a headless
+ * Chromium with DejaVu drew an empty box).
+ */
+const Check = () => (
+  <svg class="icon" viewBox="0 0 16 16" aria-hidden="true">
+    <circle cx="8" cy="8" r="7" fill="none" stroke="#1c6b3a" stroke-width="1.5" />
+    <path d="M4.8 8.3l2.2 2.2 4.2-4.6" fill="none" stroke="#1c6b3a" stroke-width="1.6" stroke-linecap="round" stroke-linejoin="round" />
+  </svg>
+);
+
 /** A tab's name: the queue holds a pending task only while a paused destination does. */
 const tabName = (state: string) => (state === 'pending' ? 'pending (held)' : state.replaceAll('_', ' '));
 
@@ -74,7 +85,9 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
       </div>
       <div class="panel">
         {list.items.length === 0 ? (
-          <div class="empty">Nothing waits for a person. 🎉</div>
+          <div class="empty">
+            <Check /> Nothing waits for a person.
+          </div>
         ) : (
           <table>
             <thead>

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { explainDelivery } from '../api/explain.ts';
-import { pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
+import { blank, pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
 import { HttpError } from '../errors.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
@@ -9,8 +9,6 @@ import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, bytes, Id, Time } from './format.tsx';
 import { page } from './layout.tsx';
 
-// An empty filter field arrives as "": it means "any".
-const blank = (schema: z.ZodType<string>) => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 const listQuery = pageParams({
   source: blank(z.string().max(200)),
   decision: blank(z.enum(Object.values(DECISIONS) as [string, ...string[]])),

@@ -4,7 +4,7 @@ import type { AdminTokens } from '../api/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
 import type { Transforms } from '../shape/transforms.ts';
-import type { Stats } from '../store/queries/stats.ts';
+import type { StateCount, Stats } from '../store/queries/stats.ts';
 
 /** What every dashboard handler knows: who is signed in, and the CSRF token its forms must carry. */
 export type UiEnv = { Variables: { actor: string; csrf: string } };
@@ -16,6 +16,8 @@ export interface UiDeps {
   logger: Logger;
   /** The process's stats reader (its tallies count what arrived since the last view). */
   stats: () => Promise<Stats>;
+  /** The process's task tally, by state with the oldest of each: the one `stats` and `/metrics` read. */
+  tasks: () => Promise<StateCount[]>;
   throttle: SignInThrottle;
   transforms: Transforms;
 }

@@ -6,10 +6,12 @@ import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
 
-export type Section = 'attention' | 'deliveries' | 'tasks' | 'stats' | 'destinations' | 'alerts';
+export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'stats' | 'destinations' | 'alerts';
 
 const NAV: [Section, string, string][] = [
+  ['home', 'Home', '/ui/home'],
   ['attention', 'Needs attention', '/ui/attention'],
+  ['tasks', 'Tasks', '/ui/tasks'],
   ['deliveries', 'Deliveries', '/ui/deliveries'],
   ['stats', 'Stats', '/ui/stats'],
   ['destinations', 'Destinations', '/ui/destinations'],
@@ -48,7 +50,7 @@ function Header({ here, actor, csrf, attention }: { here: Section | null; actor:
   return (
     <header class="top">
       <div class="bar">
-        <a class="brand" href="/ui/attention">
+        <a class="brand" href="/ui/home">
           once<span>hook</span>
         </a>
         <nav>
@@ -97,7 +99,7 @@ export function Problem({ status, message }: { status: number; message: string }
           <h1>{status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that'}</h1>
           <p>{message}</p>
           <p>
-            <a href="/ui/attention">← Back to the dashboard</a>
+            <a href="/ui/home">← Back to the dashboard</a>
           </p>
         </div>
       </div>

@@ -47,16 +47,16 @@ const EXPIRED = 'The sign-in form expired. Please try again.';
 export function loginRoutes(tokens: AdminTokens, throttle: SignInThrottle): Hono {
   const app = new Hono();
 
-  app.get('/login', (c) => loginForm(c, tokens, localPath(c.req.query('next'), '/ui/attention')));
+  app.get('/login', (c) => loginForm(c, tokens, localPath(c.req.query('next'), '/ui/home')));
 
   // Login CSRF: a cross-site form cannot read or send our SameSite=Strict nonce cookie. Checked before the body
   // is read: a client without one gets nothing read at all.
   const nonceFirst: MiddlewareHandler = async (c, next) =>
-    loginNonceValid(getCookie(c, LOGIN_COOKIE)) ? next() : loginForm(c, tokens, '/ui/attention', EXPIRED, 403);
+    loginNonceValid(getCookie(c, LOGIN_COOKIE)) ? next() : loginForm(c, tokens, '/ui/home', EXPIRED, 403);
 
   app.post('/login', nonceFirst, formLimit, async (c) => {
     const form = await c.req.parseBody();
-    const next = localPath(form.next, '/ui/attention');
+    const next = localPath(form.next, '/ui/home');
     if (!csrfMatches(getCookie(c, LOGIN_COOKIE)!, form._login)) return loginForm(c, tokens, next, EXPIRED, 403);
     const presented = typeof form.token === 'string' ? form.token.trim() : '';
     const judged = throttle.judge(clientAddress(c), c.req.path, () => tokens.labelOf(presented));

@@ -5,16 +5,19 @@ import { HttpError } from '../errors.ts';
 import { decideFromForm, resumeFromForm } from './actions.ts';
 import { alertsPage, testAlertFromForm } from './alerts.tsx';
 import { attentionPage } from './attention.tsx';
+import { bulkDryRunPage, bulkFromForm } from './bulk.tsx';
 import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { formLimit } from './form-limit.tsx';
 import { requireCsrf, requireSession } from './guard.tsx';
+import { homePage } from './home.tsx';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
 import { statsPage } from './stats.tsx';
 import { STYLESHEET } from './styles.ts';
 import { taskPage } from './task.tsx';
+import { tasksPage } from './tasks.tsx';
 
 /** No scripts at all, styles only from us, forms only to us, never framed. */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
@@ -38,13 +41,23 @@ export function uiRoutes(deps: UiDeps): Hono {
   }
 
   app.route('/', loginRoutes(tokens, deps.throttle));
-  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, databaseDeadline(deps.config.limits.writeStallMs));
+  const deadline = databaseDeadline(deps.config.limits.writeStallMs);
+  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, (c, next) =>
+    // A bulk decision waits for its statement as the API's does: a 503 while it still commits would invite pressing
+    // again, and a second bulk replay is more effects. Its dry run, which changes nothing, keeps the deadline.
+    c.req.method === 'POST' && c.req.path.startsWith('/ui/tasks/bulk/') ? next() : deadline(c, next),
+  );
   app.post('/logout', (c) => logout(c));
 
-  app.get('/', (c) => c.redirect('/ui/attention', 303));
+  app.get('/', (c) => c.redirect('/ui/home', 303));
+  app.get('/home', (c) => homePage(c, deps));
   app.get('/attention', (c) => attentionPage(c, deps));
   app.get('/deliveries', (c) => deliveriesPage(c, deps));
   app.get('/deliveries/:id', (c) => deliveryPage(c, deps));
+  app.get('/tasks', (c) => tasksPage(c, deps));
+  // Before `/tasks/:id/…`, which would take "bulk" for a task ID (they start with t_).
+  app.get('/tasks/bulk/:kind{retry|replay}', (c) => bulkDryRunPage(c, deps, c.req.param('kind') as 'retry' | 'replay'));
+  app.post('/tasks/bulk/:kind{retry|replay}', (c) => bulkFromForm(c, deps, c.req.param('kind') as 'retry' | 'replay'));
   app.get('/tasks/:id', (c) => taskPage(c, deps));
   app.post('/tasks/:id/:kind{approve|resolve|retry|cancel|replay|assign}', (c) =>
     decideFromForm(c, deps, c.req.param('kind') as 'approve' | 'resolve' | 'retry' | 'cancel' | 'replay' | 'assign'),

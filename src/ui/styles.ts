@@ -67,6 +67,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.wrap { white-space: normal; word-break: break-word; max-width: 44ch; }
 td.err { color: var(--bad-ink); font-size: 13px; }
 .empty { padding: 28px; text-align: center; color: var(--muted); }
+svg.icon { width: 16px; height: 16px; vertical-align: -3px; }
 
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 560;
   white-space: nowrap; line-height: 18px; border: 1px solid transparent; }
@@ -129,6 +130,33 @@ td.decide form.inline input[name=note] { flex: 1 1 150px; }
 .card .k { color: var(--muted); font-size: 12px; }
 .card.warn .v { color: var(--warn-ink); }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 16px; }
+
+/* Charts: inline SVG scaled to their panel; text in the page's font. */
+.chart-row { display: grid; grid-template-columns: minmax(0, 1fr) 300px; gap: 12px; align-items: start; }
+@media (max-width: 900px) { .chart-row { grid-template-columns: minmax(0, 1fr); } }
+svg.chart { display: block; width: 100%; height: auto; font-size: 11px; font-family: inherit; }
+svg.chart text { fill: var(--muted); }
+svg.chart text.none { font-size: 13px; }
+svg.swatch { width: 10px; height: 10px; vertical-align: baseline; }
+.numbers table { font-size: 13px; }
+.numbers details { border-top: 1px solid var(--line); }
+.numbers summary { padding: 8px 10px; cursor: pointer; color: var(--accent); font-size: 12px; }
+.numbers details table { max-height: none; }
+.card a { color: inherit; display: block; }
+.card a:hover { text-decoration: none; }
+
+fieldset.states { border: 1px solid var(--line-strong); border-radius: 6px; padding: 4px 8px 6px; margin: 0; display: flex; flex-wrap: wrap; gap: 2px 10px; max-width: 560px; }
+fieldset.states legend { font-size: 12px; color: var(--muted); padding: 0 4px; }
+label.check { display: inline-flex; align-items: center; gap: 4px; font-size: 13px; color: var(--ink); margin: 0; white-space: nowrap; }
+label.check input { width: auto; height: auto; padding: 0; margin: 0; }
+label.attention { align-self: center; }
+.bulk { margin: 0 0 14px; }
+.bulk h3 { margin: 0 0 6px; font-size: 13px; font-weight: 620; }
+.bulk p { margin: 0; }
+a.button { display: inline-block; border: 1px solid var(--line-strong); background: #fff; color: var(--ink); border-radius: 6px; padding: 4px 12px; font-size: 13px; }
+a.button:hover { background: #f2f4f7; text-decoration: none; }
+form.confirm { max-width: 640px; margin-top: 16px; }
+form.confirm .row { align-items: center; gap: 12px; }
 
 .login { max-width: 380px; margin: 12vh auto; }
 .login .panel { padding: 22px 24px; }

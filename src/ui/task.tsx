@@ -245,5 +245,5 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
       ) : null}
     </>
   );
-  return page(c, deps, null, `Task ${task.id}`, body);
+  return page(c, deps, 'tasks', `Task ${task.id}`, body);
 }

@@ -172,7 +172,7 @@ describe('decisions in the browser are made on purpose', () => {
     await page.goto(`${url}/ui/login`);
     await page.fill('input[name=token]', token);
     await page.click('button[type=submit]');
-    await page.waitForURL(`${url}/ui/attention`);
+    await page.waitForURL(`${url}/ui/home`);
   };
 
   it('Enter in a row\'s reference or note field decides nothing: an awaiting_approval task is not approved', async () => {
@@ -236,5 +236,118 @@ describe('decisions in the browser are made on purpose', () => {
 
     await page.goto(`${url}/ui/attention?limit=1&order=desc`);
     expect(Object.fromEntries(await params(page.locator('.pager a')))).toMatchObject({ limit: '1', order: 'desc', cursor: expect.any(String) });
+  });
+});
+
+/** A chart's totals table as {key: number}, read as a person reads it. */
+async function totals(table: ReturnType<Page['locator']>): Promise<Record<string, number>> {
+  const rows = await table.locator('table.totals tbody tr[data-key]').evaluateAll((trs) =>
+    trs.map((tr) => [tr.getAttribute('data-key')!, Number(tr.querySelectorAll('td')[1]!.textContent!.replaceAll(',', ''))] as const),
+  );
+  return Object.fromEntries(rows.filter(([, n]) => n > 0));
+}
+
+/** The bars' tooltips summed per key ("12:04–12:05 UTC: 3 accepted, 1 duplicate delivery"): what the picture says. */
+async function barSums(chart: ReturnType<Page['locator']>): Promise<Record<string, number>> {
+  const tips = await chart.locator(':scope > g > title').allTextContents();
+  const sums: Record<string, number> = {};
+  for (const tip of tips) {
+    for (const [, n, key] of tip.matchAll(/(\d[\d,]*) ([a-z ]+?)(?=,|$)/g)) sums[key!.replaceAll(' ', '_')] = (sums[key!.replaceAll(' ', '_')] ?? 0) + Number(n!.replaceAll(',', ''));
+  }
+  return sums;
+}
+
+describe('the home page, the task list and bulk decisions', () => {
+  const api = () => adminApi(url, TOKENS.bob);
+
+  it('opens on charts of the last hour and day whose numbers are those of /api/stats', async () => {
+    await page.goto(`${url}/ui`);
+    expect(new URL(page.url()).pathname).toBe('/ui/home');
+    for (const range of ['hour', 'day']) {
+      await page.goto(`${url}/ui/home?range=${range}`);
+      // Every delivery and attempt of this test happened within the hour: the window's totals are all of them.
+      const stats = (await api()('/api/stats')).json;
+      const attempts = Object.fromEntries(Object.entries(stats.attempts as Record<string, number>).filter(([, n]) => n > 0));
+      expect(await totals(page.locator('#deliveries-numbers'))).toEqual(stats.decisions);
+      expect(await totals(page.locator('#attempts-numbers'))).toEqual(attempts);
+      expect(await barSums(page.locator('svg#deliveries-chart'))).toEqual(stats.decisions);
+      expect(await barSums(page.locator('svg#attempts-chart'))).toEqual(attempts);
+      const queue = Object.values(await totals(page.locator('#queue-numbers'))).reduce((a, b) => a + b, 0);
+      expect(queue).toBe(stats.needsAttention.count);
+      expect(await page.locator('.card', { hasText: 'need a person now' }).locator('.v').textContent()).toBe(String(stats.needsAttention.count));
+      expect(await page.locator('.card', { hasText: 'oldest unresolved' }).textContent()).toContain(`${stats.unresolved.count} unresolved`);
+      // An image a screen reader can name, one bar (with its tooltip) a minute or a quarter hour.
+      const chart = page.locator('svg#deliveries-chart');
+      expect(await chart.getAttribute('role')).toBe('img');
+      expect(await chart.locator('title').first().textContent()).toBe(`Deliveries by decision, the last ${range}`);
+      expect(await chart.locator(':scope > g > title').count()).toBe(range === 'hour' ? 60 : 96);
+      await page.screenshot({ path: `${ARTIFACTS}ui-home-${range}.png`, fullPage: true });
+    }
+  });
+
+  it('lists the tasks of a filter chosen in the form, as the API lists them', async () => {
+    await page.goto(`${url}/ui/tasks`);
+    await page.locator('input[name=state][value=needs_review]').check();
+    await page.locator('select[name=source]').selectOption('shop');
+    await page.locator('form.filters button[type=submit]').click();
+    await page.waitForURL((to) => to.pathname === '/ui/tasks' && to.searchParams.get('state') === 'needs_review');
+    const listed = (await api()('/api/tasks?state=needs_review&source=shop')).json.items.map((task: { id: string }) => task.id);
+    expect(listed.length).toBe(2);
+    expect(await page.locator('#task-list tbody tr').evaluateAll((trs) => trs.map((tr) => tr.id))).toEqual(listed);
+    await page.screenshot({ path: `${ARTIFACTS}ui-tasks.png`, fullPage: true });
+
+    // Several states, as a link writes them, and a page of one.
+    await page.goto(`${url}/ui/tasks?state=needs_review,succeeded&limit=1`);
+    expect(await page.locator('#task-list tbody tr').count()).toBe(1);
+    expect(await page.locator('input[name=state]:checked').evaluateAll((inputs) => inputs.map((i) => (i as HTMLInputElement).value))).toEqual(['succeeded', 'needs_review']);
+    const next = new URL((await page.locator('.pager a', { hasText: 'Older →' }).getAttribute('href'))!, url).searchParams;
+    expect(Object.fromEntries(next)).toMatchObject({ state: 'needs_review,succeeded', limit: '1', order: 'desc', cursor: expect.any(String) });
+  });
+
+  it('shows a bulk retry dry run with the API\'s count, then retries on a note', async () => {
+    const filter = { state: 'needs_review', source: 'shop' };
+    await page.goto(`${url}/ui/tasks?${new URLSearchParams(filter)}`);
+    await page.locator('#bulk a', { hasText: 'Retry all' }).click();
+    await page.waitForURL((to) => to.pathname === '/ui/tasks/bulk/retry');
+    const dry = (await api()('/api/tasks/bulk/retry', { body: { ...filter, note: 'x', dryRun: true } })).json;
+    const shown = async (key: string) => Number(await page.locator(`#dry-run tr[data-key=${key}] td.num`).textContent());
+    expect(dry.count).toBe(2);
+    expect(await shown('count')).toBe(dry.count);
+    expect(await shown('skippedBodyPurged')).toBe(dry.skippedBodyPurged);
+    expect(await shown('skippedByReplay')).toBe(dry.skippedByReplay);
+    await page.screenshot({ path: `${ARTIFACTS}ui-bulk-dry-run.png`, fullPage: true });
+
+    const form = page.locator('form.confirm');
+    await form.locator('textarea[name=note]').fill('the CRM is back');
+    await form.locator('button', { hasText: 'Retry 2 tasks' }).click();
+    await expect.poll(() => page.locator('.flash.ok').textContent()).toMatch(/^Retried 2 tasks\./);
+    for (const id of (await api()('/api/tasks?source=shop&state=needs_review,pending,in_progress')).json.items.map((t: { id: string }) => t.id)) {
+      const actions = (await api()(`/api/tasks/${id}`)).json.operatorActions;
+      expect(actions.at(-1)).toMatchObject({ kind: 'retry', actor: 'alice', note: 'the CRM is back', detail: { bulk: true } });
+    }
+  });
+
+  it("a bulk replay's dry run counts what the API counts, and without a state it is refused in the API's words", async () => {
+    await page.goto(`${url}/ui/tasks/bulk/replay?state=succeeded`);
+    const dry = (await api()('/api/tasks/bulk/replay', { body: { state: 'succeeded', note: 'x', dryRun: true } })).json;
+    expect(dry.skippedByReplay).toBe(1);
+    expect(Number(await page.locator('#dry-run tr[data-key=count] td.num').textContent())).toBe(dry.count);
+    expect(Number(await page.locator('#dry-run tr[data-key=skippedByReplay] td.num').textContent())).toBe(1);
+
+    await page.goto(`${url}/ui/tasks?source=shop`);
+    expect(await page.locator('#bulk').textContent()).toMatch(/Replay in bulk needs a state/);
+    await page.goto(`${url}/ui/tasks/bulk/replay?source=shop`);
+    expect(new URL(page.url()).pathname).toBe('/ui/tasks');
+    expect(await page.locator('.flash.error').textContent()).toMatch(/a bulk replay needs it/);
+  });
+});
+
+describe('an empty queue', () => {
+  it('draws the empty queue\'s mark instead of an emoji the system fonts may lack', async () => {
+    await page.goto(`${url}/ui/attention?state=awaiting_approval`);
+    const empty = page.locator('.panel .empty');
+    expect(await empty.textContent()).toMatch(/^\s*Nothing waits for a person\.\s*$/);
+    expect(await empty.locator('svg').count()).toBe(1);
+    await empty.screenshot({ path: `${ARTIFACTS}ui-attention-empty.png` });
   });
 });

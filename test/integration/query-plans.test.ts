@@ -1,8 +1,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/connect.ts';
+import { ATTEMPTS_BY_CLASS } from '../../src/store/queries/attempt-series.ts';
 import { tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
+import { RECEIPTS_BY_DECISION } from '../../src/store/queries/delivery-series.ts';
 import { destinationUse } from '../../src/store/queries/destinations.ts';
+import { bucketCountSql, windowOf } from '../../src/store/queries/time-buckets.ts';
 import { purgeBatchSql } from '../../src/store/retention.ts';
 import { attentionSql } from '../../src/store/queries/task-filter.ts';
 import { listTasksSql } from '../../src/store/queries/tasks.ts';
@@ -102,6 +105,21 @@ describe('query plans', () => {
       const plan = await planOf(listTasksSql(filter, { limit: 50, order: 'desc' }, []));
       expect(plan).toContain('task_refs_event_idx');
       expect(plan).not.toContain('Seq Scan');
+    }
+  });
+
+  // The home page's charts: a window of the last hour or day, found through a BRIN index of the time (migration
+  // 0017), never by reading every receipt or attempt ever made (410 and 520 ms at 3,000,000 each, against 30 ms).
+  it("the charts' counts find their window through the time indexes, whole or a slice at a time", async () => {
+    for (const [counted, index] of [[RECEIPTS_BY_DECISION, 'deliveries_received_idx'], [ATTEMPTS_BY_CLASS, 'attempts_started_idx']] as const) {
+      for (const range of ['hour', 'day'] as const) {
+        const window = await windowOf(t.store.db, range);
+        for (const to of [null, new Date(window.since.getTime() + 60_000)]) {
+          const plan = await planOf(bucketCountSql(counted, window, window.since, to));
+          expect(plan).toContain(`Bitmap Index Scan on ${index}`);
+          expect(plan).not.toContain('Seq Scan');
+        }
+      }
     }
   });
 

@@ -97,10 +97,19 @@ describe(`database unavailable (${engine()})`, () => {
 
   it('a stalled database: a person\'s request is answered 503 after writeStallMs, saying a change may still take effect', async () => {
     await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-bulk', webhookId: 'w-bulk' }));
+    const cookie = `${SESSION_COOKIE}=${signSession(new AdminTokens(ADMIN_TOKEN), 'admin')}`;
+    const dryRun = await (await fetch(`${gateway.url}/ui/tasks/bulk/retry?state=failed`, { headers: { cookie } })).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(dryRun)?.[1] ?? '';
     const resume = await stallDatabase();
-    // A bulk decision waits for the database however long it takes: a 503 while it still commits would invite a
-    // second one.
+    // A bulk decision waits for the database however long it takes, from the API or the dashboard: a 503 while it
+    // still commits would invite a second one.
     const bulk = api('/api/tasks/bulk/retry', { body: { state: 'failed', source: 'shop', note: 'after the outage' } });
+    const confirmed = fetch(`${gateway.url}/ui/tasks/bulk/retry`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie },
+      body: new URLSearchParams({ _csrf: csrf, state: 'failed', note: 'after the outage' }),
+    });
     try {
       const started = performance.now();
       const [listing, page] = await Promise.all([
@@ -119,6 +128,7 @@ describe(`database unavailable (${engine()})`, () => {
       await resume();
     }
     expect((await bulk).status).toBe(200);
+    expect((await confirmed).status).toBe(303);
     expect((await api('/api/tasks?state=failed')).status).toBe(200);
   });
 

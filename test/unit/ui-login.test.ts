@@ -17,6 +17,7 @@ function dashboard() {
     config: { sources: {}, limits: { writeStallMs: 30_000 } } as never,
     logger,
     stats: {} as never,
+    tasks: {} as never,
     tokens,
     throttle: new SignInThrottle(logger),
     transforms: {} as never,

@@ -111,6 +111,7 @@ describe('the dashboard routes without a database', () => {
     config: { sources: {}, limits: { writeStallMs: 30_000 } } as never,
     logger: console as never,
     stats: {} as never,
+    tasks: {} as never,
     throttle: new SignInThrottle(createLogger('silent')),
     transforms: {} as never,
   };
@@ -144,6 +145,6 @@ describe('the dashboard routes without a database', () => {
     // A `next` that cannot go into a Location header is dropped for the default, not answered with a 500.
     const crlf = await login({ _login: nonce, token: 'alice-secret-token', next: '/ui/stats\r\nX-Evil: 1' });
     expect(crlf.status).toBe(303);
-    expect(crlf.headers.get('location')).toBe('/ui/attention');
+    expect(crlf.headers.get('location')).toBe('/ui/home');
   });
 });

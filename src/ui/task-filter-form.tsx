@@ -1,0 +1,114 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import type { BulkFilter } from '../api/bulk.ts';
+import { blank, pageParams, pageQuery, parseQuery } from '../api/input.ts';
+import { checkAttentionStates, states } from '../api/task-query.ts';
+import type { Config } from '../config/schema.ts';
+import { TASK_STATES } from '../store/decisions.ts';
+
+const paging = pageQuery('text');
+
+/** The Tasks page's filters: the API's list filters, each field empty meaning "any", and its paging. */
+export const taskListQuery = pageParams({
+  state: blank(states),
+  source: blank(z.string().max(200)),
+  action: blank(z.string().max(200)),
+  owner: blank(z.string().max(100)),
+  eventId: blank(z.string().max(500)),
+  attention: blank(z.stringbool()),
+  ...paging,
+}).superRefine(checkAttentionStates);
+export type TaskListQuery = z.infer<typeof taskListQuery>;
+
+/**
+ * The page's query: the state checkboxes send `state` once for each, and a link writes them comma-separated as the
+ * API takes them; both are read, joined.
+ */
+export function readTaskQuery(c: Context): TaskListQuery {
+  const chosen = (c.req.queries('state') ?? []).join(',');
+  return parseQuery({ ...c.req.query(), state: chosen === '' ? undefined : chosen }, taskListQuery);
+}
+
+/** The filter's fields as query parameters, states comma-separated: what a link back to the same list carries. */
+export function filterParams(q: Partial<TaskListQuery>): Record<string, string> {
+  const params: Record<string, string> = {};
+  if (q.state?.length) params.state = q.state.join(',');
+  for (const key of ['source', 'action', 'owner', 'eventId'] as const) if (q[key] !== undefined) params[key] = q[key];
+  if (q.attention) params.attention = 'true';
+  return params;
+}
+
+/** What of the list's filter a bulk decision takes (state, source and action), and what it would leave out. */
+export function bulkPart(q: TaskListQuery): { filter: BulkFilter; ignored: string[] } {
+  const ignored = [q.owner !== undefined && 'owner', q.eventId !== undefined && 'event ID', q.attention && 'attention'].filter((x): x is string => Boolean(x));
+  return { filter: { states: q.state, source: q.source, action: q.action }, ignored };
+}
+
+/** The actions configured under any source, each name once: the action filter's choices. */
+const actionNames = (config: Config) => [...new Set(Object.values(config.sources).flatMap((source) => Object.keys(source.actions)))].sort();
+
+/** The filter form: GET, so a filtered list is a link to keep or share. */
+export function TaskFilterForm({ q, config }: { q: TaskListQuery; config: Config }) {
+  const filtered = Object.keys(filterParams(q)).length > 0;
+  return (
+    <form class="filters" method="get" action="/ui/tasks">
+      <fieldset class="states">
+        <legend>State</legend>
+        {Object.values(TASK_STATES).map((state) => (
+          <label class="check">
+            <input type="checkbox" name="state" value={state} checked={q.state?.includes(state) ?? false} /> {state.replaceAll('_', ' ')}
+          </label>
+        ))}
+      </fieldset>
+      <div class="field">
+        <label for="source">Source</label>
+        <select id="source" name="source">
+          <option value="">any</option>
+          {Object.keys(config.sources).map((source) => (
+            <option value={source} selected={q.source === source}>
+              {source}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="action">Action</label>
+        <select id="action" name="action">
+          <option value="">any</option>
+          {actionNames(config).map((action) => (
+            <option value={action} selected={q.action === action}>
+              {action}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="owner">Owner</label>
+        <input id="owner" name="owner" value={q.owner ?? ''} placeholder="exact name" maxlength={100} />
+      </div>
+      <div class="field">
+        <label for="eventId">Event ID</label>
+        <input id="eventId" name="eventId" value={q.eventId ?? ''} placeholder="exact event ID" maxlength={500} />
+      </div>
+      <div class="field">
+        <label for="order">Order</label>
+        <select id="order" name="order">
+          <option value="desc" selected={q.order === 'desc'}>
+            newest first
+          </option>
+          <option value="asc" selected={q.order === 'asc'}>
+            oldest first
+          </option>
+        </select>
+      </div>
+      <label class="check attention">
+        <input type="checkbox" name="attention" value="true" checked={q.attention ?? false} /> only what waits for a person
+      </label>
+      {q.limit !== 50 ? <input type="hidden" name="limit" value={String(q.limit)} /> : null}
+      <button type="submit" class="primary">
+        Filter
+      </button>
+      {filtered ? <a href="/ui/tasks">clear</a> : null}
+    </form>
+  );
+}
