@@ -1,37 +1,60 @@
-// Repairs a crash in postgres.js 3.4.x (upstream issues porsager/postgres#1154 and #1208, unfixed in 3.4.9):
-// a write buffered behind setImmediate runs after the socket closed and throws from a timer, where nothing
-// can catch it, taking the whole gateway down exactly when the database restarts. The repaired write fails
-// the waiting query with CONNECTION_CLOSED instead, and teardown forgets the stale timer so the connection
-// can write again after it reconnects. Runs at install; refuses loudly if the driver's code has moved on.
+// Repairs in postgres.js 3.4.x that oncehook depends on, applied at install. Each edit is applied once (an install
+// already repaired is left alone), and the script refuses loudly if the driver's code has moved on: then check
+// whether the upstream fix landed and remove the repair.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-const MARK = '/* oncehook: null-socket guard */';
 // The CommonJS entry sits at cjs/src/index.js: two folders below the package root.
 const root = join(dirname(createRequire(import.meta.url).resolve('postgres')), '..', '..');
 
-const edits = [
-  [
-    '  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)',
-    `  function nextWrite(fn) {\n    ${MARK}\n    if (!socket) {\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)`,
-  ],
-  [
-    '  async function closed(hadError) {\n    incoming = Buffer.alloc(0)\n    remaining = 0\n    incomings = null\n    clearImmediate(nextWriteTimer)\n',
-    '  async function closed(hadError) {\n    incoming = Buffer.alloc(0)\n    remaining = 0\n    incomings = null\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n',
-  ],
+const repairs = [
+  {
+    // Upstream issues porsager/postgres#1154 and #1208, unfixed in 3.4.9: a write buffered behind setImmediate
+    // runs after the socket closed and throws from a timer, where nothing can catch it, taking the whole gateway
+    // down exactly when the database restarts. The repaired write fails the waiting query with CONNECTION_CLOSED
+    // instead, and teardown forgets the stale timer so the connection can write again after it reconnects.
+    name: 'null-socket guard',
+    edits: [
+      [
+        '  function nextWrite(fn) {\n    const x = socket.write(chunk, fn)',
+        `  function nextWrite(fn) {\n    /* oncehook: null-socket guard */\n    if (!socket) {\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options))\n      return false\n    }\n    const x = socket.write(chunk, fn)`,
+      ],
+      [
+        '  async function closed(hadError) {\n    incoming = Buffer.alloc(0)\n    remaining = 0\n    incomings = null\n    clearImmediate(nextWriteTimer)\n',
+        '  async function closed(hadError) {\n    incoming = Buffer.alloc(0)\n    remaining = 0\n    incomings = null\n    clearImmediate(nextWriteTimer)\n    chunk = nextWriteTimer = null\n',
+      ],
+    ],
+  },
+  {
+    // target_session_attrs=read-write took a hot standby for a primary. Since PostgreSQL 14 the server reports
+    // default_transaction_read_only at start-up, and a standby reports it `off` (its transactions are read-only all
+    // the same), so the driver skipped the check it makes on older servers. libpq's rule, which this restores:
+    // read-write needs the server out of hot standby and default_transaction_read_only off; read-only, the
+    // converse. Against a multi-host DATABASE_URL a connection landed on the standby during a failover: every
+    // write there failed, and the LISTEN that wakes the workers failed once and was never tried again.
+    name: 'read-write skips a hot standby',
+    edits: [
+      [
+        "      (x === 'read-write' && xs.default_transaction_read_only === 'on') ||\n      (x === 'read-only' && xs.default_transaction_read_only === 'off') ||",
+        "      /* oncehook: read-write skips a hot standby */\n      (x === 'read-write' && (xs.default_transaction_read_only === 'on' || xs.in_hot_standby === 'on')) ||\n      (x === 'read-only' && xs.default_transaction_read_only === 'off' && xs.in_hot_standby === 'off') ||",
+      ],
+    ],
+  },
 ];
 
 for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {
   if (!existsSync(file)) continue;
   let code = readFileSync(file, 'utf8');
-  if (code.includes(MARK)) continue;
-  for (const [before, after] of edits) {
-    if (!code.includes(before)) {
-      console.error(`patch-postgres: ${file} no longer has the code this patch repairs; check whether the upstream fix landed and remove the patch`);
-      process.exit(1);
+  for (const { name, edits } of repairs) {
+    for (const [before, after] of edits) {
+      if (code.includes(after)) continue;
+      if (!code.includes(before)) {
+        console.error(`patch-postgres: ${file} no longer has the code the "${name}" repair changes; check whether the upstream fix landed and remove the repair`);
+        process.exit(1);
+      }
+      code = code.replace(before, after);
     }
-    code = code.replace(before, after);
   }
   writeFileSync(file, code);
 }

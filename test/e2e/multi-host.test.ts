@@ -1,0 +1,61 @@
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/connect.ts';
+import { migrate } from '../../src/store/migrate.ts';
+import { rowsOf } from '../../src/store/rows.ts';
+import { waitFor } from '../support/forwarding.ts';
+import { startReplicatedPostgres, type ReplicatedPostgres } from '../support/replicated-postgres.ts';
+
+/**
+ * The store against a multi-host DATABASE_URL, `?target_session_attrs=read-write`, as docs/deploying.md says to
+ * give it a primary and its standby: the connections the gateway opens (its pool, a lane, its LISTEN) go to the
+ * primary whichever host is listed first. Each case here is a repair to postgres.js (scripts/patch-postgres.mjs)
+ * that the failover test (failover.test.ts) needs, tried on its own.
+ */
+let pair: ReplicatedPostgres;
+const stores: Store[] = [];
+
+beforeAll(async () => {
+  pair = await startReplicatedPostgres({ replication: 'async' });
+});
+afterAll(async () => {
+  await Promise.all(stores.map((store) => store.close()));
+  await pair?.destroy();
+});
+
+/** A URL naming both servers, in the order given, that only a primary may answer. */
+function readWrite(...urls: string[]): string {
+  return `postgres://postgres@${urls.map((url) => new URL(url).host).join(',')}/postgres?target_session_attrs=read-write`;
+}
+
+async function open(url: string): Promise<Store> {
+  const store = await openStore({ databaseUrl: url, poolSize: 2 });
+  stores.push(store);
+  return store;
+}
+
+const onPrimary = async (db: Store['db']) => (await rowsOf<{ standby: boolean }>(db, sql`select pg_is_in_recovery() as standby`))[0]!.standby === false;
+
+describe('a multi-host DATABASE_URL with target_session_attrs=read-write', () => {
+  it('skips a hot standby listed first: the pool, a lane, the migrations and LISTEN all reach the primary', async () => {
+    const url = readWrite(pair.standbyUrl, pair.primaryUrl);
+    const store = await open(url);
+    // A standby reports default_transaction_read_only = off; the driver took it for a primary.
+    await migrate(store, url);
+    expect(await onPrimary(store.db)).toBe(true);
+    expect(await onPrimary(store.lane().db)).toBe(true);
+
+    let notified = 0;
+    let subscribed = 0;
+    await store.listen('oncehook_multi_host', () => notified++, () => subscribed++);
+    expect(subscribed).toBe(1);
+    const notifier = postgres(pair.primaryUrl, { max: 1, onnotice: () => {}, fetch_types: false });
+    try {
+      await notifier`select pg_notify('oncehook_multi_host', '')`;
+      await waitFor(() => notified > 0, 5000);
+    } finally {
+      await notifier.end();
+    }
+  });
+});
