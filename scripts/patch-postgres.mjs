@@ -41,6 +41,22 @@ const repairs = [
       ],
     ],
   },
+  {
+    // A multi-host URL's connection attempt went from host to host without end and without a pause: with the primary
+    // dead and the standby not yet promoted, each connection asked the standby again every few milliseconds
+    // (measured: 120 times a second for one connection, each a new backend there), and the statement waiting
+    // for it hung until a primary appeared. The host counter the driver reads (`retries`, "is there another
+    // host to try?") was never advanced. Advanced now, an attempt tries each host once, in turn, and fails as
+    // with a single host, with the last host's error (libpq's rule); the driver's backoff then spaces the next
+    // attempt, raised by a failed round as by a refused connection.
+    name: 'one round of hosts per attempt',
+    edits: [
+      [
+        '    if (initial)\n      return reconnect()\n\n    !hadError && (query || sent.length) && error(Errors.connection(\'CONNECTION_CLOSED\', options, socket))\n    closedTime = performance.now()\n    hadError && options.shared.retries++\n',
+        '    /* oncehook: one round of hosts per attempt */\n    if (initial)\n      return retries++, reconnect()\n\n    !hadError && (query || sent.length) && error(Errors.connection(\'CONNECTION_CLOSED\', options, socket))\n    closedTime = performance.now()\n    ;(hadError || retries > 0) && options.shared.retries++\n    retries = 0\n',
+      ],
+    ],
+  },
 ];
 
 for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {

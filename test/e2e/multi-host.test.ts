@@ -3,6 +3,8 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrate } from '../../src/store/migrate.ts';
+import { settleWithin } from '../../src/store/lane.ts';
+import { isRetryable, isUnreachable } from '../../src/store/retryable.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { waitFor } from '../support/forwarding.ts';
 import { startReplicatedPostgres, type ReplicatedPostgres } from '../support/replicated-postgres.ts';
@@ -57,5 +59,59 @@ describe('a multi-host DATABASE_URL with target_session_attrs=read-write', () =>
     } finally {
       await notifier.end();
     }
+  });
+
+  describe('when the primary dies', () => {
+    /** Opened while the primary lived, LISTENing: what a running gateway holds when its primary dies. */
+    let store: Store;
+    let notified = 0;
+    let subscribed = 0;
+    /** The standby's own count of the sessions it has had. */
+    let standbySessions: () => Promise<number>;
+
+    beforeAll(async () => {
+      store = await open(readWrite(pair.primaryUrl, pair.standbyUrl));
+      await store.listen('oncehook_failover', () => notified++, () => subscribed++);
+      const standby = postgres(pair.standbyUrl, { max: 1, onnotice: () => {}, fetch_types: false });
+      standbySessions = async () => (await standby<{ n: number }[]>`select sessions::int as n from pg_stat_database where datname = 'postgres'`)[0]!.n;
+      stores.push({ close: () => standby.end() } as Store);
+      await pair.killPrimary();
+    });
+
+    it('fails a statement at once while no primary answers, and asks the standby about once a second per connection', async () => {
+      const before = await standbySessions();
+      const started = performance.now();
+      let failures = 0;
+      // A statement, and on its failure the next, for two seconds: ingest's retries and the worker's passes.
+      while (performance.now() - started < 2000) {
+        const error = await settleWithin(store.db.execute(sql`select 1`), 3000, () => new Error('no answer in 3 s: the driver kept going from host to host')).then(
+          () => new Error('a statement was answered with no primary up'),
+          (e: unknown) => e,
+        );
+        // Unreachable or a connection lost: the gateway answers 503 and tries again.
+        expect(isRetryable(error) || isUnreachable(error), String(error)).toBe(true);
+        failures++;
+      }
+      expect(failures).toBeGreaterThan(1);
+      // Each attempt tries the dead primary, then the standby once; between attempts each connection backs off, up
+      // to a second: 18 sessions in these two seconds for the pool's two connections and the LISTEN one. Without
+      // that one connection asked the standby ~250 times in two seconds.
+      expect((await standbySessions()) - before).toBeLessThan(30);
+    });
+
+    it('reaches the promoted standby by itself: the pool, a lane and LISTEN', async () => {
+      await pair.promote();
+      await waitFor(() => store.db.execute(sql`select 1`).then(() => true, () => false), 5000);
+      expect(await onPrimary(store.db)).toBe(true);
+      expect(await onPrimary(store.lane().db)).toBe(true);
+      await waitFor(() => subscribed >= 2, 5000);
+      const notifier = postgres(pair.standbyUrl, { max: 1, onnotice: () => {}, fetch_types: false });
+      try {
+        await notifier`select pg_notify('oncehook_failover', '')`;
+        await waitFor(() => notified > 0, 5000);
+      } finally {
+        await notifier.end();
+      }
+    });
   });
 });
