@@ -25,6 +25,12 @@ export interface ReplicatedPostgres {
   readonly standbyUrl: string;
   /** `sync` or `async`, as the primary's pg_stat_replication says once the standby has caught up. */
   readonly mode: Replication;
+  /**
+   * The replication link carries nothing more, either way, until the primary dies: the standby falls behind from
+   * now. Synchronous, no commit can be acknowledged meanwhile; asynchronous, every commit from now is one the
+   * standby will not have.
+   */
+  stallLink(): void;
   /** kill -9 of every process of the primary, and its end of the replication link: its machine died. */
   killPrimary(): Promise<void>;
   /** `pg_ctl promote`: the standby becomes a primary, after replaying every WAL record it received. */
@@ -145,6 +151,7 @@ export async function startReplicatedPostgres(options: ReplicatedOptions): Promi
     primaryUrl: url(primaryPort),
     standbyUrl: url(standbyPort),
     mode: options.replication,
+    stallLink: () => link?.stall(),
     async killPrimary() {
       const postmaster = Number(readFileSync(join(primaryData, 'postmaster.pid'), 'utf8').split('\n')[0]);
       // Every process at once, as a machine that dies. Stopped first, the postmaster forks no backend between
@@ -197,6 +204,8 @@ function childrenOf(pid: number): number[] {
 
 interface DelayLink {
   port: number;
+  /** Passes no byte from now on, either way. */
+  stall(): void;
   /** Drops every connection and every byte still on the way. */
   close(): void;
 }
@@ -206,12 +215,14 @@ async function delayLink(targetPort: number, delayMs: number): Promise<DelayLink
   const sockets = new Set<net.Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
+  let stalled = false;
   const relay = (from: net.Socket, to: net.Socket) => {
     from.on('data', (chunk) => {
+      if (stalled) return;
       if (delayMs === 0) return void to.write(chunk);
       const timer = setTimeout(() => {
         timers.delete(timer);
-        if (!to.destroyed) to.write(chunk);
+        if (!to.destroyed && !stalled) to.write(chunk);
       }, delayMs);
       timers.add(timer);
     });
@@ -230,6 +241,9 @@ async function delayLink(targetPort: number, delayMs: number): Promise<DelayLink
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
+    stall() {
+      stalled = true;
+    },
     close() {
       closed = true;
       for (const timer of timers) clearTimeout(timer);
