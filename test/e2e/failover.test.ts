@@ -72,6 +72,8 @@ interface Figures {
   slowestAnswerWhileDownMs: number;
   /** Connections the standby had while the gateway looked for a primary. */
   standbySessionsWhileDown: number;
+  /** How long /readyz took to answer 503 while no primary answered. */
+  readyzWhileDownMs: number;
   /** From the kill (and from the promotion) to the first 2xx of a delivery sent after the kill. */
   killToFirst2xxMs: number;
   promoteToFirst2xxMs: number;
@@ -179,7 +181,11 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
     const deadline = setTimeout(kill, STALL_MS);
     await waitFor(() => killedAt !== undefined, 5000);
     clearTimeout(deadline);
-    await sleep(DECIDING_MS);
+    // No primary: not ready, and said at once.
+    const probe = performance.now();
+    expect((await fetch(`${url}/readyz`)).status).toBe(503);
+    const readyzMs = Math.round(performance.now() - probe);
+    await sleep(DECIDING_MS - (performance.now() - killedAt!));
     // From the request: the standby takes writes before pg_ctl has seen it do so.
     const standbySessionsWhileDown = (await standbySessions()) - sessionsBefore;
     await standby.end();
@@ -267,6 +273,7 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
       twoXxWhileDown: whileDown.filter((p) => p.status === 200 && p.answeredAt < promotedAt).length,
       slowestAnswerWhileDownMs: Math.round(Math.max(0, ...whileDown.map((p) => p.answeredAt - p.sentAt))),
       standbySessionsWhileDown,
+      readyzWhileDownMs: readyzMs,
       killToFirst2xxMs: Math.round(first2xx.answeredAt - killedAt!),
       quietForwardsMs,
       promoteToFirst2xxMs: Math.round(first2xx.answeredAt - promotedAt),
