@@ -57,6 +57,20 @@ const repairs = [
       ],
     ],
   },
+  {
+    // A host that accepts no connection and refuses none (a dead machine whose address nobody answers for) failed
+    // the statement after connect_timeout instead of passing to the next host. Each connection starts its round
+    // where its last one ended, so after a failover to the second host it met the dead first one again on every
+    // reconnect: a statement failed after 5 s each time. Passed to the next host now, as libpq does; on the last
+    // host it fails the attempt as before.
+    name: 'a host that does not answer passes to the next',
+    edits: [
+      [
+        "  function connectTimedOut() {\n    errored(Errors.connection('CONNECT_TIMEOUT', options, socket))",
+        "  function connectTimedOut() {\n    /* oncehook: a host that does not answer passes to the next */\n    error(Errors.connection('CONNECT_TIMEOUT', options, socket))",
+      ],
+    ],
+  },
 ];
 
 for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +61,26 @@ describe('a multi-host DATABASE_URL with target_session_attrs=read-write', () =>
       await notifier.end();
     }
   });
+
+  it('passes over a host that never answers, after connect_timeout, to the next', async () => {
+    // A dead machine whose address nobody answers for: the connection neither opens nor is refused. (A server that
+    // takes the TCP connection and says nothing times out the same way, and is what this machine can make.)
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const silentUrl = `postgres://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const store = await open(readWrite(silentUrl, pair.primaryUrl));
+      const started = performance.now();
+      // Without the repair the statement failed with CONNECT_TIMEOUT after the 5 s, and so did the next
+      // reconnect's, every time the connection's round began at the silent host.
+      expect(await onPrimary(store.db)).toBe(true);
+      expect(performance.now() - started).toBeGreaterThan(4000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  }, 20_000);
 
   describe('when the primary dies', () => {
     /** Opened while the primary lived, LISTENing: what a running gateway holds when its primary dies. */
