@@ -71,6 +71,21 @@ const repairs = [
       ],
     ],
   },
+  {
+    // A host that target_session_attrs refuses (a standby, for read-write) was left with CONNECTION_DESTROYED, the
+    // code of a connection lost in use. oncehook gives up a connection that failed in use and tries again at once
+    // on a new one, so during a failover each ingest batch opened a new connection to the standby (measured: 50-90
+    // a second under the failover test's load), where a refused or silent primary leaves the driver's backoff to
+    // space the tries. Refused now with a code of its own, which oncehook counts as unreachable, like a refused
+    // connection; on a host that is not the last it is passed over as before.
+    name: 'a refused host has a code of its own',
+    edits: [
+      [
+        '        else if (tryNext(target_session_attrs, backendParameters))\n          return terminate()',
+        "        else if (tryNext(target_session_attrs, backendParameters))\n          /* oncehook: a refused host has a code of its own */\n          return error(Errors.connection('TARGET_SESSION_ATTRS_UNMET', options, socket)), terminate()",
+      ],
+    ],
+  },
 ];
 
 for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {
