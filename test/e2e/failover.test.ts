@@ -77,6 +77,10 @@ interface Figures {
   /** From the kill (and from the promotion) to the first 2xx of a delivery sent after the kill. */
   killToFirst2xxMs: number;
   promoteToFirst2xxMs: number;
+  /** How long `pg_ctl promote` took to see the standby out of recovery, and from then to the first 2xx (negative:
+   * the gateway was there before pg_ctl, which looks every 100 ms). */
+  promotionMs: number;
+  promotedToFirst2xxMs: number;
   /** From a delivery to its request downstream, on a quiet gateway after the recovery: NOTIFY's work, not the poll's. */
   quietForwardsMs: number[];
   invariantViolations: string[];
@@ -191,6 +195,8 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
     await standby.end();
     const promotedAt = performance.now();
     await pair.promote();
+    const promotedBy = performance.now();
+    const promotionMs = Math.round(promotedBy - promotedAt);
     const first2xx = await waitFor(() => posts.find((p) => p.sentAt > killedAt! && p.status === 200), 30_000);
     // Load goes on against the new primary for a while: forwarding too.
     await sleep(2000);
@@ -223,6 +229,7 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
       quietForwardsMs.push(Math.round(performance.now() - sent));
     }
     expect(Math.max(...quietForwardsMs), `a quiet task waited for the poll (${quietForwardsMs.join(', ')} ms): is LISTEN subscribed on the new primary?`).toBeLessThan(700);
+    const gatewayOutput = gateway!.output();
     await gateway!.stop();
     gateway = undefined;
 
@@ -277,10 +284,14 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
       killToFirst2xxMs: Math.round(first2xx.answeredAt - killedAt!),
       quietForwardsMs,
       promoteToFirst2xxMs: Math.round(first2xx.answeredAt - promotedAt),
+      promotionMs,
+      promotedToFirst2xxMs: Math.round(first2xx.answeredAt - promotedBy),
       invariantViolations: [...(await violations(db, downstream, answered, ACTIONS)), ...(await settledViolations(db, downstream, ACTIONS))],
     };
     mkdirSync(join(REPO, 'test-artifacts'), { recursive: true });
     writeFileSync(join(REPO, 'test-artifacts', `failover-${replication}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+    // What the gateway and both servers said, beside the figures: to see why a run went as it did.
+    writeFileSync(join(REPO, 'test-artifacts', `failover-${replication}.log`), `${gatewayOutput}\n${pair.logs()}`);
     console.log(`failover, ${replication} standby: ${JSON.stringify({ ...figures, invariantViolations: figures.invariantViolations.length })}`);
 
     // While no primary answered: 503 with Retry-After inside the ack budget, never a 2xx.
