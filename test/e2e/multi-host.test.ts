@@ -17,13 +17,14 @@ import { startReplicatedPostgres, type ReplicatedPostgres } from '../support/rep
  * that the failover test (failover.test.ts) needs, tried on its own.
  */
 let pair: ReplicatedPostgres;
-const stores: Store[] = [];
+/** Every store and client the tests open, closed at the end. */
+const closers: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
   pair = await startReplicatedPostgres({ replication: 'async' });
 });
 afterAll(async () => {
-  await Promise.all(stores.map((store) => store.close()));
+  await Promise.all(closers.map((close) => close()));
   await pair?.destroy();
 });
 
@@ -34,7 +35,7 @@ function readWrite(...urls: string[]): string {
 
 async function open(url: string): Promise<Store> {
   const store = await openStore({ databaseUrl: url, poolSize: 2 });
-  stores.push(store);
+  closers.push(() => store.close());
   return store;
 }
 
@@ -95,7 +96,7 @@ describe('a multi-host DATABASE_URL with target_session_attrs=read-write', () =>
       await store.listen('oncehook_failover', () => notified++, () => subscribed++);
       const standby = postgres(pair.standbyUrl, { max: 1, onnotice: () => {}, fetch_types: false });
       standbySessions = async () => (await standby<{ n: number }[]>`select sessions::int as n from pg_stat_database where datname = 'postgres'`)[0]!.n;
-      stores.push({ close: () => standby.end() } as Store);
+      closers.push(() => standby.end());
       await pair.killPrimary();
     });
 
