@@ -103,9 +103,11 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
   let gateway: GatewayProcess | undefined;
   /** The test's own connection to the new primary, after the promotion. */
   let checks: Store | undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'oncehook-failover-config-'));
+  /** Made in beforeAll: a run filtered to the other kind of standby skips this one's hooks, and would leave it. */
+  let dir: string | undefined;
 
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'oncehook-failover-config-'));
     [pair, downstream] = await Promise.all([startReplicatedPostgres({ replication, linkDelayMs: LINK_DELAY_MS }), startDownstream()]);
     const actions = Object.fromEntries(
       ACTIONS.map(({ path, safeguard, topic }) => [
@@ -134,7 +136,7 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
     await checks?.close();
     await downstream?.close();
     await pair?.destroy();
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   const promise =
