@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from '../support/deliveries.ts';
@@ -176,10 +176,16 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
     };
     const senders = Array.from({ length: SENDERS }, sender);
     const acked = () => posts.filter((p) => p.status === 200);
+    // The test's own look at the standby, ended with the senders however the test ends.
+    const standby = postgres(pair.standbyUrl, { max: 1, onnotice: () => {}, fetch_types: false });
+    onTestFinished(async () => {
+      sending = false;
+      await Promise.allSettled(senders);
+      await standby.end();
+    });
 
     // Steady load: deliveries acknowledged and tasks forwarded, attempts in flight.
     await waitFor(() => acked().length >= 100 && downstream.effects().length >= 30, 30_000);
-    const standby = postgres(pair.standbyUrl, { max: 1, onnotice: () => {}, fetch_types: false });
     const standbySessions = async () => (await standby<{ n: number }[]>`select sessions::int as n from pg_stat_database where datname = 'postgres'`)[0]!.n;
     const sessionsBefore = await standbySessions();
     pair.stallLink();
@@ -192,9 +198,8 @@ describe.each(['sync', 'async'] as const)('the primary dies, %s standby promoted
     expect((await fetch(`${url}/readyz`)).status).toBe(503);
     const readyzMs = Math.round(performance.now() - probe);
     await sleep(DECIDING_MS - (performance.now() - killedAt!));
-    // From the request: the standby takes writes before pg_ctl has seen it do so.
     const standbySessionsWhileDown = (await standbySessions()) - sessionsBefore;
-    await standby.end();
+    // From the request: the standby takes writes before pg_ctl has seen it do so.
     const promotedAt = performance.now();
     await pair.promote();
     const promotedBy = performance.now();
