@@ -10,6 +10,19 @@ export const ADAPTER_NAMES = [
   'github',
   'standard-webhooks',
   'generic-hmac',
+  'slack',
+  'sendgrid',
+  'twitch',
+  'zoom',
+  'meta',
+  'twilio',
+  'square',
+  'paddle',
+  'woocommerce',
+  'hubspot',
+  'gitlab',
+  'linear',
+  'typeform',
 ] as const;
 export type AdapterName = (typeof ADAPTER_NAMES)[number];
 
@@ -20,6 +33,18 @@ export interface InboundRequest {
   body: Uint8Array;
   /** When the request arrived, for timestamp tolerance windows. */
   now: Date;
+  /**
+   * The path and query the sender called (`/in/sms?x=1`). A sender that signs the URL it called (Twilio, Square)
+   * is verified against the source's `publicUrl` origin with this path.
+   */
+  target?: string;
+}
+
+/** What a sender expects back from a handshake, in its own format. */
+export interface HandshakeAnswer {
+  status: number;
+  contentType: string;
+  body: string;
 }
 
 export interface Identity {
@@ -38,6 +63,22 @@ export interface Identity {
    * that happened: recorded and deduplicated like any delivery, but no action is given a task for it.
    */
   informational?: boolean;
+  /**
+   * The sender is checking the endpoint, not telling of an event (Slack's url_verification, Twitch's
+   * webhook_callback_verification, Zoom's endpoint.url_validation): the delivery is recorded as a `handshake`,
+   * makes no task, and is answered with this.
+   */
+  handshake?: HandshakeAnswer;
+  /**
+   * The events of a delivery that carries several (SendGrid's array, Meta's entry[]): each is recorded and
+   * deduplicated on its own, in one transaction, and the answer lists each one's decision.
+   */
+  items?: EventItem[];
+}
+
+/** One event of a batch: its own identities, and its own bytes, which its tasks send. */
+export interface EventItem extends Omit<Identity, 'items' | 'handshake'> {
+  body: Uint8Array;
 }
 
 export interface Adapter {
@@ -47,4 +88,9 @@ export interface Adapter {
   /** Header names (lowercase) that carry signatures; they are redacted before headers are stored or logged. */
   readonly signatureHeaders: readonly string[];
   verify(request: InboundRequest): Identity;
+  /**
+   * A handshake a sender makes by GET (Meta's `hub.mode=subscribe` with `hub.verify_token`): its answer, or an
+   * HttpError (403 when the token is not the source's). Adapters without one answer GET 405.
+   */
+  answerGet?(query: URLSearchParams): { identity: Pick<Identity, 'deliveryId' | 'eventId' | 'topic'>; answer: HandshakeAnswer };
 }

@@ -75,9 +75,17 @@ export function requireSignatureHeader(headers: Headers, ...names: string[]): st
 
 /**
  * Checks a unix-seconds timestamp header against the arrival time, in both directions: a replayed old request
- * and one stamped far in the future (a skewed or forged clock) are both refused.
+ * and one stamped far in the future (a skewed or forged clock) are both refused. The window ahead defaults to the
+ * one behind; a sender whose retries keep their first timestamp (Zoom) needs a long one behind, and only clock
+ * skew ahead.
  */
-export function checkTimestamp(value: string, now: Date, toleranceSeconds: number, headerName: string): number {
+export function checkTimestamp(
+  value: string,
+  now: Date,
+  toleranceSeconds: number,
+  headerName: string,
+  futureToleranceSeconds = toleranceSeconds,
+): number {
   if (!/^\d{1,15}$/.test(value)) {
     throw new SignatureError(`${headerName} must be a unix timestamp in seconds`, 'timestamp');
   }
@@ -87,9 +95,10 @@ export function checkTimestamp(value: string, now: Date, toleranceSeconds: numbe
   if (age > toleranceSeconds) {
     throw new SignatureError(`${headerName} is ${age} s old, ${allowed}; a replay, or the sender's clock is wrong`, 'timestamp');
   }
-  if (-age > toleranceSeconds) {
+  if (-age > futureToleranceSeconds) {
     const unit = inMilliseconds(timestamp, now);
-    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${allowed}; check the sender's clock`}`, 'timestamp');
+    const ahead = `more than the ${futureToleranceSeconds} s allowed`;
+    throw new SignatureError(`${headerName} ${unit ?? `is ${-age} s in the future, ${ahead}; check the sender's clock`}`, 'timestamp');
   }
   return timestamp;
 }
@@ -105,6 +114,38 @@ function inMilliseconds(timestamp: number, now: Date): string | null {
   const seconds = Math.floor(timestamp / 1000);
   if (Math.abs(seconds - now.getTime() / 1000) > PLAUSIBLE_MS_SKEW_SECONDS) return null;
   return `is ${timestamp}, which is milliseconds (${new Date(timestamp).toISOString()}): it must be unix seconds, e.g. ${seconds}`;
+}
+
+/**
+ * Checks a unix-milliseconds timestamp (HubSpot's header, Linear's body field) against the arrival time, in both
+ * directions, as checkTimestamp does for seconds.
+ */
+export function checkMillisecondsTimestamp(milliseconds: number, now: Date, toleranceSeconds: number, what: string): void {
+  const ageMs = now.getTime() - milliseconds;
+  if (Math.abs(ageMs) <= toleranceSeconds * 1000) return;
+  // Rounded up, so a timestamp 300.4 s off is not said to be "300 s old, more than the 300 s allowed".
+  const off = Math.ceil(Math.abs(ageMs) / 1000);
+  // Unix seconds read as milliseconds lie in January 1970: "a replay" would send its developer the wrong way.
+  if (Math.abs(milliseconds * 1000 - now.getTime()) <= PLAUSIBLE_MS_SKEW_SECONDS * 1000) {
+    throw new SignatureError(`${what} is ${milliseconds}, which is unix seconds: it must be milliseconds, e.g. ${now.getTime()}`, 'timestamp');
+  }
+  const allowed = `more than the ${toleranceSeconds} s allowed`;
+  throw new SignatureError(
+    ageMs > 0
+      ? `${what} is ${off} s old, ${allowed}; a replay, or the sender's clock is wrong`
+      : `${what} is ${off} s in the future, ${allowed}; check the sender's clock`,
+    'timestamp',
+  );
+}
+
+/**
+ * A shared token (GitLab's X-Gitlab-Token) against every configured secret, in constant time. Unlike a digest, a
+ * token's length is part of the secret; comparing SHA-256 digests keeps timingSafeEqual from telling it.
+ */
+export function tokenMatches(provided: string, secrets: readonly string[]): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  const candidate = digest(provided);
+  return secrets.map((secret) => timingSafeEqual(candidate, digest(secret))).includes(true);
 }
 
 // fatal: a body that is not valid UTF-8 is malformed, not silently patched with U+FFFD.
@@ -256,6 +297,12 @@ export function unixSecondsDate(value: unknown): Date | null {
   const seconds = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
   if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds < 0) return null;
   return storableDate(new Date(seconds * 1000));
+}
+
+/** Unix milliseconds (Zoom's event_ts, Messenger's timestamps); null when unreadable, as for seconds. */
+export function unixMillisecondsDate(value: unknown): Date | null {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return null;
+  return storableDate(new Date(value));
 }
 
 /**

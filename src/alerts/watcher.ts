@@ -28,7 +28,15 @@ export function decideRound(config: Config, observed: Observed, states: AlertSta
       next.push({ alert, condition, ...decided.next });
       if (decided.type === null) continue;
       const event = alertEvent({ type: decided.type, alert, condition, gathered: decided.gathered, total: seen.total, publicUrl: config.publicUrl, at: observed.at });
-      messages.push({ id: messageId(alert, condition, decided.next.sequence), alert, condition, type: decided.type, body: messageBody(settings.format, event) });
+      const sequence = decided.next.sequence;
+      messages.push({
+        id: messageId(alert, condition, sequence),
+        alert,
+        condition,
+        type: decided.type,
+        body: messageBody(settings.format, event),
+        after: sequence > 1 ? messageId(alert, condition, sequence - 1) : null,
+      });
     }
   }
   return { messages, states: next };

@@ -262,16 +262,16 @@ program
         process.exitCode = 2;
         return;
       }
+      const target = new URL(`/in/${encodeURIComponent(sourceId)}`, options.url);
       let sample: ReturnType<typeof buildSample>;
       try {
-        sample = buildSample(source, options);
+        sample = buildSample(source, { ...options, path: target.pathname });
       } catch (error) {
         if (!(error instanceof SampleError)) throw error;
         console.error(error.message);
         process.exitCode = 2;
         return;
       }
-      const target = new URL(`/in/${encodeURIComponent(sourceId)}`, options.url);
       let response: Response;
       try {
         response = await fetch(target, { method: 'POST', headers: sample.headers, body: sample.body });

@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
+import { sendgridKey } from '../../adapters/sendgrid.ts';
 import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
 import { taskKeyProblems } from '../ingest/plan-tasks.ts';
@@ -194,6 +195,11 @@ export const sourceSchema = z
     readTimeoutMs: z.int().positive().default(15_000),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
     hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+    publicUrl: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('the URL senders that sign the URL they call (twilio, square) call: its origin, with the path they call'),
+    verifyToken: secret.optional().describe("the token a sender's GET handshake presents (meta's hub.verify_token)"),
     rateLimit: z
       .strictObject({
         perSecond: z.number().positive(),
@@ -208,19 +214,36 @@ export const sourceSchema = z
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
-  const { adapter, hmac, secrets, actions } = source;
+  const { adapter, hmac, secrets, actions, verifyToken } = source;
+  // Twilio and Square sign the URL they call: without the public one, no delivery could ever verify.
+  if ((adapter === 'twilio' || adapter === 'square') && source.publicUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: `a ${adapter} source needs "publicUrl", the origin ${adapter} calls (e.g. "https://hooks.example.com"): it signs the URL it calls` });
+  }
   if (adapter === 'generic-hmac' && hmac === undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
+  }
+  // Without it the source could never answer Meta's GET check, and Meta sends no event to an unverified URL.
+  if (adapter === 'meta' && verifyToken === undefined) {
+    const message = "a meta source needs verifyToken: the Verify Token entered with the callback URL in the App Dashboard, which Meta's GET check presents as hub.verify_token";
+    ctx.addIssue({ code: 'custom', path: ['verifyToken'], message });
   }
   if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });
   }
+  if (adapter === 'hubspot' && source.publicUrl === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: 'a hubspot source needs the URL HubSpot calls (https://…/in/<source>): HubSpot signs it' });
+  }
   // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
   // after the migrations, without its path, and passed check-config.
-  if (adapter === 'standard-webhooks' && Array.isArray(secrets)) {
+  const keyCheck: Partial<Record<string, [(value: string) => unknown, string]>> = {
+    'standard-webhooks': [standardWebhooksKey, 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"'],
+    sendgrid: [sendgridKey, 'a sendgrid secret is the Event Webhook\'s verification key: base64 of a public key ("MFkw…")'],
+  };
+  const check = typeof adapter === 'string' ? keyCheck[adapter] : undefined;
+  if (check && Array.isArray(secrets)) {
     secrets.forEach((value: unknown, i) => {
-      if (typeof value === 'string' && wellFormed(value) && !decodes(() => standardWebhooksKey(value))) {
-        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' });
+      if (typeof value === 'string' && wellFormed(value) && !decodes(() => check[0](value))) {
+        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: check[1] });
       }
     });
   }

@@ -6,6 +6,7 @@ import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { outageLog, type OutageLog } from '../outage-log.ts';
+import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import { CLAIM_MODES, claimLimited, claimTasks, nextDueInMs, reclaimExpiredLeases, type ClaimedTask } from '../store/atomic/claim.ts';
 import { finishAttempts, type AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db, Store, WriteLane } from '../store/connect.ts';
@@ -308,8 +309,11 @@ export class Forwarder {
         this.#sending--;
         this.#slotFreed();
       };
-      // A finish that frees a limited origin's slot may let a task that waited for it go.
-      const finish = route.limited ? (f: AttemptFinish) => this.#finish(f).finally(() => this.wake()) : this.#finish;
+      // A finish that frees a limited origin's slot may let a task that waited for it go; so may an alert message's,
+      // the next of its condition (src/store/atomic/alerts.ts). Not every success wakes the worker: a claim per
+      // answer was most of PGlite's time.
+      const mayLetGo = route.limited || task.source === ALERTS_SOURCE;
+      const finish = mayLetGo ? (f: AttemptFinish) => this.#finish(f).finally(() => this.wake()) : this.#finish;
       const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);

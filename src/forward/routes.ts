@@ -44,6 +44,17 @@ function lookupOf(config: ActionConfig): Lookup | null {
 const routeKey = (source: string, action: string) => `${source}\0${action}`;
 
 /**
+ * How an alert's messages are retried while its endpoint is down. An action's default (8 attempts, waits doubling
+ * from 1 s) gives up after about a minute of refused connections, and a message given up is an alert lost — no
+ * alert tells of the alerts' own tasks. So: 100 attempts, the most an action may have, with waits capped at five
+ * minutes. With full jitter each wait averages half its ceiling: 1 s, 2 s … 256 s, then 300 s, sum to about 3.8 h
+ * before the last attempt (a standard deviation of ~14 min), the span over which a sender like Shopify retries too;
+ * and a message made in a short outage waits no longer than its ceiling then (a minute's outage: ~1–2 min) once
+ * the endpoint is back. Past that, the message is `failed`, listed so by `GET /api/alerts` and the Alerts page.
+ */
+export const ALERT_RETRIES = { maxAttempts: 100, backoff: { initialMs: 1000, maxMs: 300_000 } } as const;
+
+/**
  * Each alert as the action its messages are tasks of (source `_alerts`): keyed, so a message whose answer was lost
  * is sent again under the same key (a `json` endpoint can tell it from a new one by `webhook-id`; Slack shows it
  * twice, which beats a lost alert); signed when the alert has a signingSecret.
@@ -52,7 +63,12 @@ function alertActions(config: Config): (readonly [string, string, ActionConfig])
   return Object.entries(config.alerts).map(([alert, settings]) => [
     ALERTS_SOURCE,
     alert,
-    actionSchema.parse({ url: settings.url, idempotency: 'key', ...(settings.signingSecret === undefined ? {} : { signingSecret: settings.signingSecret }) }),
+    actionSchema.parse({
+      url: settings.url,
+      idempotency: 'key',
+      ...ALERT_RETRIES,
+      ...(settings.signingSecret === undefined ? {} : { signingSecret: settings.signingSecret }),
+    }),
   ]);
 }
 

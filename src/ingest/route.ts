@@ -1,20 +1,20 @@
 import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import type { Adapter } from '../../adapters/types.ts';
+import type { Adapter, HandshakeAnswer, Identity } from '../../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
 import { HttpError, SignatureError } from '../errors.ts';
 import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { outageLog } from '../outage-log.ts';
-import { recordDeliveries, type Recorded } from '../store/atomic/record.ts';
-import type { Store } from '../store/connect.ts';
+import { recordDeliveries, type ReceiptInput, type Recorded } from '../store/atomic/record.ts';
+import type { Db, Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
 import type { SignatureFailureLog } from '../alerts/signature-failures.ts';
 import type { Transforms } from '../shape/transforms.ts';
-import { planTasks } from './plan-tasks.ts';
+import { planTasks, type Plan } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
 import { headerRedactor } from './redact.ts';
 import { UnknownPathLog } from './unknown-paths.ts';
@@ -45,15 +45,16 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
   const app = new Hono();
   const admission = new Admission(config);
   const stallMs = config.limits.writeStallMs;
-  const writer = new GroupCommit(store.lane(), recordDeliveries, {
+  // A delivery is one receipt, or one per event of a batch: written together, in one transaction.
+  const writer = new GroupCommit<ReceiptInput[], Recorded[]>(store.lane(), recordGroups, {
     maxBatch: RECEIPTS_PER_BATCH,
     maxBytes: BATCH_BYTES,
-    bytesOf: (receipt) => receipt.body.byteLength,
+    bytesOf: (group) => group.reduce((n, receipt) => n + receipt.body.byteLength, 0),
     stall: {
       ms: stallMs,
       onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning ingest's connection and writing the batch again on a new one`),
     },
-    writtenAgain: (receipt) => ({ ...receipt, id: receiptId() }),
+    writtenAgain: (group) => group.map((receipt) => ({ ...receipt, id: receiptId() })),
   });
   const outage = outageLog(logger, {
     level: 'error',
@@ -83,23 +84,33 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       release = admission.enter(sourceId);
       const request = c.req.raw;
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
-      const identity = adapter.verify({ headers: request.headers, body, now: new Date() });
+      const identity = adapter.verify({ headers: request.headers, body, now: new Date(), target: targetOf(incoming.url, c.req.url) });
       const headers = redactors.get(sourceId)!(incoming.headers);
-      const plan = await planTasks(sourceId, source, { identity, headers }, request.headers, transforms);
-      const writing = writer.record({
+      const contentType = request.headers.get('content-type');
+      const receiptOf = (event: Omit<Identity, 'items'>, bytes: Uint8Array, plan: Plan, handshake = false): ReceiptInput => ({
         id: receiptId(),
         source: sourceId,
-        deliveryId: identity.deliveryId,
-        eventId: identity.eventId,
-        topic: identity.topic,
-        occurredAt: identity.occurredAt,
+        deliveryId: event.deliveryId,
+        eventId: event.eventId,
+        topic: event.topic,
+        occurredAt: event.occurredAt,
         headers,
-        contentType: request.headers.get('content-type'),
-        body,
-        bodySha256: sha256Hex(body),
+        contentType: bytes === body ? contentType : 'application/json',
+        body: bytes,
+        bodySha256: sha256Hex(bytes),
         tasks: plan.tasks,
         skipped: plan.skipped,
+        ...(handshake ? { handshake } : {}),
       });
+      const events: (Omit<Identity, 'items'> & { body?: Uint8Array })[] = identity.handshake ? [identity] : (identity.items ?? [identity]);
+      const receipts = identity.handshake
+        ? [receiptOf(identity, body, { tasks: [], skipped: [] }, true)]
+        : await Promise.all(
+            events.map(async (event) =>
+              receiptOf(event, event.body ?? body, await planTasks(sourceId, source, { identity: event, headers }, request.headers, transforms)),
+            ),
+          );
+      const writing = writer.record(receipts);
       // The slot is held until the write settles, not until the answer: a stalled database must not let
       // writes pile up behind 503s.
       const settled = release;
@@ -107,14 +118,20 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       writing.then(settled, settled);
       const deadline = answerDeadline(started, source.ackTimeoutMs ?? adapter.ackTimeoutMs);
       const recorded = await withinBudget(writing, deadline, logger, outage);
-      metrics.deliveries.inc({ source: sourceId, decision: recorded.decision });
-      metrics.ackSeconds.observe({ source: sourceId, status: '200' }, (performance.now() - started) / 1000);
-      const { receipt } = recorded;
-      logger.info(
-        { source: sourceId, receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, decision: recorded.decision },
-        'delivery recorded',
-      );
-      return c.json({ receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(recorded) });
+      for (const r of recorded) metrics.deliveries.inc({ source: sourceId, decision: r.decision });
+      metrics.ackSeconds.observe({ source: sourceId, status: String(identity.handshake?.status ?? 200) }, (performance.now() - started) / 1000);
+      const decided = recorded.length === 1 ? { receipt: recorded[0]!.receipt, decision: recorded[0]!.decision } : { receipts: recorded.map((r) => r.receipt), decisions: recorded.map((r) => r.decision) };
+      logger.info({ source: sourceId, ...decided, deliveryId: identity.deliveryId, eventId: identity.eventId }, 'delivery recorded');
+      if (identity.handshake) return handshakeAnswer(identity.handshake);
+      if (identity.items) {
+        return c.json({
+          deliveryId: identity.deliveryId,
+          decision: recorded.some((r) => r.decision === 'accepted') ? 'accepted' : (recorded[0]?.decision ?? 'accepted'),
+          items: recorded.map((r, i) => ({ receipt: r.receipt, deliveryId: events[i]!.deliveryId, eventId: events[i]!.eventId, ...answer(r) })),
+        });
+      }
+      const [one] = recorded;
+      return c.json({ receipt: one!.receipt, deliveryId: identity.deliveryId, eventId: identity.eventId, ...answer(one!) });
     } catch (error) {
       if (error instanceof SignatureError) signatureFailures?.note(sourceId, error.check);
       if (error instanceof HttpError) {
@@ -129,6 +146,44 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       release();
     }
   });
+  // A handshake by GET (Meta's subscription check): answered as the sender expects, recorded as a handshake.
+  app.on('GET', ['/in/:source', '/in/:source/'], async (c) => {
+    const sourceId = c.req.param('source');
+    const source = config.sources[sourceId];
+    const adapter = adapters.get(sourceId);
+    if (!source || !adapter) return unknownSource(c, `no source named "${sourceId}" is configured`);
+    if (!adapter.answerGet) throw new HttpError(405, 'method_not_allowed', `deliveries are POSTed to /in/${sourceId}; ${adapter.name} makes no GET handshake`);
+    let answered: ReturnType<NonNullable<Adapter['answerGet']>>;
+    try {
+      answered = adapter.answerGet(new URL(c.req.url).searchParams);
+    } catch (error) {
+      // A wrong verify token is counted as a POST's wrong signature is: a rotated token shows the same way.
+      if (error instanceof HttpError) {
+        metrics.rejections.inc({ source: sourceId, reason: error.code });
+        if (error.status === 403) signatureFailures?.note(sourceId, 'signature');
+      }
+      throw error;
+    }
+    const { identity, answer: handshake } = answered;
+    const { incoming } = c.env as HttpBindings;
+    const empty = new Uint8Array(0);
+    const receipt: ReceiptInput = {
+      id: receiptId(),
+      source: sourceId,
+      ...identity,
+      occurredAt: null,
+      headers: redactors.get(sourceId)!(incoming.headers),
+      contentType: null,
+      body: empty,
+      bodySha256: sha256Hex(empty),
+      tasks: [],
+      skipped: [],
+      handshake: true,
+    };
+    await withinBudget(writer.record([receipt]), answerDeadline(performance.now(), source.ackTimeoutMs ?? adapter.ackTimeoutMs), logger, outage);
+    metrics.deliveries.inc({ source: sourceId, decision: 'handshake' });
+    return handshakeAnswer(handshake);
+  });
   // `/in`, `/in/` and deeper paths name no source either: a sender pointed there is as lost as one at `/in/old`.
   app.post('/in', (c) => unknownSource(c, NO_SOURCE_NAMED));
   app.post('/in/*', (c) => unknownSource(c, NO_SOURCE_NAMED));
@@ -139,7 +194,30 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
 const UNKNOWN = '(unknown)';
 const NO_SOURCE_NAMED = 'deliveries are posted to /in/{source}, with the name of a configured source';
 
+/**
+ * The path and query the sender called, which senders that sign their URL signed: as the request line named it,
+ * for a URL parser re-encodes some characters (`'` as `%27`) that the sender signed as they were. A request line
+ * that is not a path (an absolute URL) is taken as parsed.
+ */
+function targetOf(requestLine: string | undefined, url: string): string {
+  if (requestLine?.startsWith('/')) return requestLine;
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+function handshakeAnswer(handshake: HandshakeAnswer): Response {
+  return new Response(handshake.body, { status: handshake.status, headers: { 'content-type': handshake.contentType } });
+}
+
+/** Each delivery's receipts, written as one batch: the function answers each in order, split back per delivery. */
+async function recordGroups(db: Db, groups: readonly ReceiptInput[][]): Promise<Recorded[][]> {
+  const recorded = await recordDeliveries(db, groups.flat());
+  let at = 0;
+  return groups.map((group) => recorded.slice(at, (at += group.length)));
+}
+
 function answer(recorded: Recorded) {
+  if (recorded.decision === 'handshake') return { decision: recorded.decision, tasks: [] };
   if (recorded.decision === 'accepted') {
     return {
       decision: recorded.decision,

@@ -4,6 +4,8 @@ export const DECISIONS = {
   duplicateDelivery: 'duplicate_delivery',
   duplicateEvent: 'duplicate_event',
   duplicateTask: 'duplicate_task',
+  /** A sender checking the endpoint (Slack's url_verification, Meta's subscription): answered, recorded, no task. */
+  handshake: 'handshake',
 } as const;
 export type Decision = (typeof DECISIONS)[keyof typeof DECISIONS];
 

@@ -23,12 +23,15 @@ beforeAll(async () => {
   [slack, hooks, api, refusing] = await Promise.all([startDownstream(), startDownstream(), startDownstream(), startDownstream()]);
   api.script('/rejects', { otherwise: { status: 422 } });
   refusing.script('/refused', { otherwise: { status: 401 } });
+  // Slack's answer to a webhook that was removed: no retry brings it back.
+  slack.script('/removed', { otherwise: { status: 404, json: { error: 'no_service' } } });
   const config = {
     publicUrl: 'https://oncehook.example.com',
     alerts: {
       failures: { url: `${slack.url}/slack`, format: 'slack', on: ['failed'], minIntervalSeconds: 60 },
       ops: { url: `${slack.url}/slack`, format: 'slack', on: ['destination_paused', 'signature_failures'], minIntervalSeconds: 1 },
       program: { url: `${hooks.url}/hooks`, format: 'json', on: ['failed', 'awaiting_approval'], signingSecret: SIGNING, minIntervalSeconds: 2 },
+      removed: { url: `${slack.url}/removed`, format: 'slack', on: ['needs_review'] },
     },
     sources: {
       shop: {
@@ -110,10 +113,21 @@ describe('alerts', () => {
     expect(test.status).toBe(202);
     await waitFor(() => texts().find((t) => /test alert from "ops"/.test(t)));
     const listed = (await api('/api/alerts')).json;
-    expect(listed.alerts.map((a: any) => a.name)).toEqual(['failures', 'ops', 'program']);
+    expect(listed.alerts.map((a: any) => a.name)).toEqual(['failures', 'ops', 'program', 'removed']);
     expect(JSON.stringify(listed.alerts)).not.toContain('/slack');
     const test2 = listed.items.find((m: any) => m.id === test.json.id);
     expect(test2).toMatchObject({ alert: 'ops', type: 'alert.test' });
     expect((await api('/api/alerts/nope/test', { body: {} })).status).toBe(404);
+  });
+
+  it('list a message its endpoint refused as failed, with why: the alert is not lost without a trace', async () => {
+    const api = adminApi(gateway.url);
+    const { id } = (await api('/api/alerts/removed/test', { body: {} })).json;
+    const failed = await waitFor(async () => {
+      const message = (await api('/api/alerts?alert=removed')).json.items.find((m: any) => m.id === id);
+      return message?.state === 'failed' && message;
+    });
+    expect(failed).toMatchObject({ alert: 'removed', type: 'alert.test', attempts: 1 });
+    expect(failed.lastError).toMatch(/^404 .*no_service/);
   });
 });

@@ -16,18 +16,36 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import {
   GENERIC_SECRET,
   GITHUB_SECRET,
+  GITLAB_TOKEN,
+  HUBSPOT_PUBLIC_URL,
+  HUBSPOT_SECRET,
+  LINEAR_SECRET,
   SHOPIFY_SECRET,
   STANDARD_SECRET,
   STRIPE_SECRET,
+  TYPEFORM_SECRET,
   flowRequest,
   genericRequest,
   githubRequest,
+  gitlabRequest,
+  hubspotRequest,
+  linearRequest,
   shopifyRequest,
   standardRequest,
   stripeRequest,
+  typeformRequest,
   unixSeconds,
   GENERIC_HEADER_OPTIONS,
   GENERIC_OPTIONS,
+  PADDLE_SECRET,
+  PUBLIC_URL,
+  SQUARE_KEY,
+  TWILIO_TOKEN,
+  WOOCOMMERCE_SECRET,
+  paddleRequest,
+  squareRequest,
+  twilioJsonRequest,
+  woocommerceRequest,
 } from '../unit/adapters/fixtures.ts';
 
 const ACTIONS = { crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' } };
@@ -56,6 +74,19 @@ const SOURCES: Record<string, { config: object; signed(body: string): InboundReq
         headers: { 'X-Hook-Event': `e-${Math.random()}`, 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(unixSeconds(new Date())) },
       }),
   },
+  // Signed over PUBLIC_URL and the path (and query) each request is sent to.
+  twilio: { config: { adapter: 'twilio', secrets: [TWILIO_TOKEN], publicUrl: PUBLIC_URL }, signed: (body) => twilioJsonRequest({ body, path: '/in/twilio' }) },
+  square: { config: { adapter: 'square', secrets: [SQUARE_KEY], publicUrl: PUBLIC_URL }, signed: (body) => squareRequest({ body, path: '/in/square' }) },
+  paddle: { config: { adapter: 'paddle', secrets: [PADDLE_SECRET] }, signed: (body) => paddleRequest({ body, timestamp: unixSeconds(new Date()) }) },
+  woocommerce: { config: { adapter: 'woocommerce', secrets: [WOOCOMMERCE_SECRET] }, signed: (body) => woocommerceRequest({ body }) },
+  // Signed over the public URL with the path the server sees: /in/hubspot.
+  hubspot: {
+    config: { adapter: 'hubspot', secrets: [HUBSPOT_SECRET], publicUrl: HUBSPOT_PUBLIC_URL },
+    signed: (body) => hubspotRequest({ body, target: '/in/hubspot', now: new Date() }),
+  },
+  gitlab: { config: { adapter: 'gitlab', secrets: [GITLAB_TOKEN] }, signed: (body) => gitlabRequest({ body }) },
+  linear: { config: { adapter: 'linear', secrets: [LINEAR_SECRET] }, signed: (body) => linearRequest({ body, now: new Date() }) },
+  typeform: { config: { adapter: 'typeform', secrets: [TYPEFORM_SECRET] }, signed: (body) => typeformRequest({ body }) },
 };
 
 let gateway: TestGateway;
@@ -82,8 +113,8 @@ const anyBody = fc.oneof(
   fc.constant(Buffer.from('{"a":'.repeat(100))),
   fc.constant(Buffer.alloc(5000, 0x20)),
 );
-async function send(source: string, headers: Record<string, string>, body: Uint8Array, chunked: boolean) {
-  const { statusCode, body: answer } = await request(`${gateway.url}/in/${source}`, {
+async function send(source: string, headers: Record<string, string>, body: Uint8Array, chunked: boolean, target = `/in/${source}`) {
+  const { statusCode, body: answer } = await request(`${gateway.url}${target}`, {
     method: 'POST',
     headers,
     body: chunked ? Readable.from([Buffer.from(body)]) : Buffer.from(body),
@@ -110,7 +141,7 @@ describe.each(Object.keys(SOURCES))(`ingress properties (${engine()}): %s`, (sou
         const signed = await SOURCES[source]!.signed(body);
         const headers: Record<string, string> = { ...extra };
         signed.headers.forEach((value, name) => (headers[name] = value));
-        const answer = await send(source, headers, signed.body, chunked);
+        const answer = await send(source, headers, signed.body, chunked, signed.target);
         expect([200, 400], JSON.stringify(answer.json)).toContain(answer.status);
         if (answer.status === 200) verified.add(answer.json.receipt);
       }),

@@ -34,12 +34,12 @@ describe('recordDeliveries (group commit)', () => {
       'accepted',
     ]);
     for (const r of recorded.slice(1, 4)) {
-      expect(r.decision !== 'accepted' && r.firstSeen.id).toBe(first.id);
+      expect('firstSeen' in r && r.firstSeen.id).toBe(first.id);
       expect(r.existing.map((task) => task.id)).toEqual([first.tasks[0]!.id]);
     }
     const again = await recordDeliveries(t.store.db, [receipt('b-d4', 'b-e4'), receipt('b-d5', 'b-e1')]);
     expect(again.map((r) => r.decision)).toEqual(['duplicate_delivery', 'duplicate_event']);
-    expect(again[1]!.decision !== 'accepted' && again[1]!.firstSeen.id).toBe(first.id);
+    expect('firstSeen' in again[1]! && again[1].firstSeen.id).toBe(first.id);
   });
 
   it('creates the task from the first receipt of a delivery key when the batch repeats the key with another body', async () => {

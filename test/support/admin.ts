@@ -33,10 +33,10 @@ export function adminApi(baseUrl: string, defaultToken: string = ADMIN_TOKEN) {
 
 /**
  * Reads dashboard pages of the gateway at `baseUrl` as the admin, signed in: the page's HTML, or a failure when it
- * is answered with another status than `status`.
+ * is answered with another status than `status`. `token`: the admin token that gateway was started with.
  */
-export function signedInDashboard(baseUrl: string) {
-  const cookie = `${SESSION_COOKIE}=${signSession(new AdminTokens(ADMIN_TOKEN), 'admin')}`;
+export function signedInDashboard(baseUrl: string, token: string = ADMIN_TOKEN) {
+  const cookie = `${SESSION_COOKIE}=${signSession(new AdminTokens(token), 'admin')}`;
   return async (path: string, status = 200): Promise<string> => {
     const response = await fetch(`${baseUrl}${path}`, { headers: { cookie } });
     if (response.status !== status) throw new Error(`${path} answered ${response.status}`);

@@ -38,6 +38,14 @@ export const headerName = fc.constantFrom(
   'x-hook-signature',
   'x-hook-event',
   'x-hook-time',
+  'x-hubspot-signature-v3',
+  'x-hubspot-request-timestamp',
+  'x-gitlab-token',
+  'x-gitlab-event-uuid',
+  'idempotency-key',
+  'linear-signature',
+  'linear-delivery',
+  'typeform-signature',
 );
 
 /**
@@ -75,9 +83,22 @@ export const signedBody = fc
           created: idLike,
           timestamp: idLike,
           event: fc.record({ id: idLike, type: idLike, at: idLike }),
+          event_id: idLike,
+          event_type: idLike,
+          form_response: fc.record({ submitted_at: idLike }),
+          object_kind: idLike,
+          action: idLike,
+          createdAt: idLike,
+          data: fc.record({ id: idLike }),
         },
         { requiredKeys: [] },
       )
       .map((body) => JSON.stringify(body)),
+    // A list of events (HubSpot's), each sometimes with its identities.
+    fc
+      .array(fc.record({ eventId: idLike, portalId: idLike, subscriptionId: idLike, subscriptionType: idLike, occurredAt: idLike }, { requiredKeys: [] }), {
+        maxLength: 3,
+      })
+      .map((events) => JSON.stringify(events)),
   )
   .filter((body) => body !== '');

@@ -61,6 +61,11 @@ export interface Downstream {
   readonly url: string;
   /** Requests read and not yet answered (a hang stays open until its connection closes). */
   open(): Open[];
+  /**
+   * The most requests (to `path`, or to any) ever open at once. Exact, unlike sampling `open()`: the count only
+   * rises when a request is read, and it is taken then.
+   */
+  peakOpen(path?: string): number;
   script(path: string, script: PathScript): void;
   /** Every request, lookups included, in arrival order. */
   requests(path?: string): Received[];
@@ -76,6 +81,7 @@ export async function startDownstream(): Promise<Downstream> {
   const made: Effect[] = [];
   const sockets = new Set<Socket>();
   const opened = new Set<Open>();
+  const peaks = new Map<string | undefined, number>();
 
   const scriptOf = (path: string) => {
     let script = scripts.get(path);
@@ -142,6 +148,9 @@ export async function startDownstream(): Promise<Downstream> {
       received.push({ method: request.method ?? '', path, headers, body, at });
       const open: Open = { path, at, committed: false };
       opened.add(open);
+      const alongside = [...opened].filter((o) => o.path === path).length;
+      peaks.set(path, Math.max(peaks.get(path) ?? 0, alongside));
+      peaks.set(undefined, Math.max(peaks.get(undefined) ?? 0, opened.size));
       response.on('close', () => opened.delete(open));
       if (isLookup) {
         const found = made.find((e) => e.path === path && e.key === url.searchParams.get('key'));
@@ -174,6 +183,7 @@ export async function startDownstream(): Promise<Downstream> {
       });
     },
     open: () => [...opened],
+    peakOpen: (path) => peaks.get(path) ?? 0,
     requests: (path) => received.filter((r) => path === undefined || r.path === path),
     effects: (path) => made.filter((e) => path === undefined || e.path === path),
     async close() {

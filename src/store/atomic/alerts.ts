@@ -46,9 +46,12 @@ export interface AlertMessage {
   condition: string;
   type: string;
   body: string;
+  /** The message before it in its condition's sequence: it is sent only after that one (null: nothing before it). */
+  after?: string | null;
 }
 
-const ROUND_LOCK = 4_207_311_002;
+/** The advisory lock a round holds: one instance's round at a time. */
+export const ROUND_LOCK = 4_207_311_002;
 
 /**
  * Runs one round under a lock only one instance holds at a time; null when another holds it. `decide` is given what
@@ -80,6 +83,7 @@ export async function alertRound(
               sequence = excluded.sequence, gathered = excluded.gathered`,
       );
     }
+    await releaseMessages(tx);
     // Counts older than the window the condition looks at are of no use to any round.
     await rowsOf(tx, sql`delete from signature_failures where at < now() - interval '10 minutes'`);
     return decided.messages.length;
@@ -124,22 +128,52 @@ async function observe(db: Db): Promise<Observed> {
   };
 }
 
-/** The messages as tasks of the alert's route, each under its own derived ID: inserted once, whatever happens. */
+/**
+ * The messages as tasks of the alert's route, each under its own derived ID: inserted once, whatever happens.
+ *
+ * A condition's messages go out in their order: each waits for the one before it (the claim's `after_task_id`, as
+ * an action's step waits for its sibling) while that one is still on its way. Retried each on its own backoff, a
+ * "resolved" made while the endpoint was down was sent before the "opened" it follows as often as not (the opened
+ * had waited longer, so its next try was further off), and Slack, which shows what arrives in the order it arrives,
+ * ended on "opened" for a condition that had cleared. Waiting, a message also spends no attempts on an endpoint
+ * that its predecessor finds down.
+ */
 export async function insertMessages(db: Db, messages: readonly AlertMessage[]): Promise<void> {
-  const rows = messages.map((m) => ({ ...m, body: Buffer.from(m.body).toString('base64') }));
+  const rows = messages.map((m) => ({ ...m, after: m.after ?? null, body: Buffer.from(m.body).toString('base64') }));
   await rowsOf(
     db,
     sql`with m as (
-          select * from json_to_recordset(${batchJson(rows)}::json) as m(id text, alert text, condition text, type text, body text)
+          select * from json_to_recordset(${batchJson(rows)}::json) as m(id text, alert text, condition text, type text, body text, after text)
         ),
         made as (
-          insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256)
+          insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256, after_task_id)
           select m.id, ${ALERTS_SOURCE}, m.alert, m.condition, m.type, m.id, 'pending', decode(m.body, 'base64'),
-            'application/json', encode(sha256(decode(m.body, 'base64')), 'hex')
+            'application/json', encode(sha256(decode(m.body, 'base64')), 'hex'),
+            -- Only behind a message still on its way: one sent, given up or purged holds nothing back.
+            (select p.id from tasks p where p.id = m.after and p.state in ${ON_ITS_WAY})
           from m order by m.id
           on conflict do nothing
           returning id
         )
         select count(*) from made, pg_notify(${TASKS_CHANNEL}, '')`,
   );
+}
+
+/** The states of a message not yet sent nor given up. */
+const ON_ITS_WAY = sql`('pending', 'in_progress', 'outcome_unknown')`;
+
+/**
+ * Lets go the messages whose predecessor will never be sent: it failed (its attempts spent, or the endpoint refused
+ * it), went to a person's review, was cancelled. The claim sends a waiting message only once the one before it
+ * succeeded, as an action's step; a condition's later messages must not wait for a person as a step does.
+ */
+async function releaseMessages(db: Db): Promise<void> {
+  const released = await rowsOf<{ id: string }>(
+    db,
+    sql`update tasks t set after_task_id = null, updated_at = now()
+        where t.state = 'pending' and t.after_task_id is not null and t.source = ${ALERTS_SOURCE}
+          and not exists (select 1 from tasks p where p.id = t.after_task_id and p.state in ${ON_ITS_WAY})
+        returning t.id`,
+  );
+  if (released.length > 0) await rowsOf(db, sql`select pg_notify(${TASKS_CHANNEL}, '')`);
 }

@@ -37,6 +37,8 @@ export interface ReceiptInput {
   tasks: NewTask[];
   /** The actions that made no task of it, and why. */
   skipped: SkippedAction[];
+  /** A sender's check of the endpoint: recorded as `handshake`, claiming no key and making no task. */
+  handshake?: boolean;
 }
 
 export interface TaskSummary {
@@ -60,9 +62,10 @@ export interface FirstSeen {
  */
 export type Recorded =
   | { receipt: string; decision: typeof DECISIONS.accepted; receivedAt: Date; created: TaskSummary[]; existing: TaskSummary[] }
+  | { receipt: string; decision: typeof DECISIONS.handshake; receivedAt: Date; existing: TaskSummary[] }
   | {
       receipt: string;
-      decision: Exclude<Decision, typeof DECISIONS.accepted>;
+      decision: Exclude<Decision, typeof DECISIONS.accepted | typeof DECISIONS.handshake>;
       receivedAt: Date;
       firstSeen: FirstSeen;
       existing: TaskSummary[];
@@ -83,7 +86,7 @@ interface RecordedRow {
  * a duplicate of the earlier receipt, as it would be of a committed one. The delivery key, the event key,
  * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
  *
- * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004 and 0013):
+ * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004, 0013 and 0016):
  * one round trip per batch instead of one per stage. Measured, the stages' round trips were the gateway's
  * largest cost — each a socket write and a parse — and a batch's latency was their sum.
  */
@@ -121,6 +124,7 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
         ...(task.transformError === undefined ? {} : { transform_error: task.transformError }),
       })),
       skipped: input.skipped.length > 0 ? input.skipped : null,
+      ...(input.handshake ? { handshake: true } : {}),
     };
   });
   const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
@@ -131,6 +135,7 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
     const receipt = inputs[i]!.id;
     const receivedAt = new Date(Math.floor(r.receivedMs));
     if (r.decision === DECISIONS.accepted) return { receipt, decision: r.decision, receivedAt, created: r.created, existing: r.existing };
+    if (r.decision === DECISIONS.handshake) return { receipt, decision: r.decision, receivedAt, existing: [] };
     const { receivedMs, ...first } = r.first!;
     return {
       receipt,

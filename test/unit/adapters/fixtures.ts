@@ -2,8 +2,10 @@
  * One builder per sender that makes a valid signed request (signed with the sender's own library where one
  * exists), and small helpers that each break exactly one thing about it.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { Signature } from '@hubspot/api-client';
 import { sign as githubSign } from '@octokit/webhooks-methods';
+import { getExpectedBodyHash, getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks.js';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { expect } from 'vitest';
@@ -237,4 +239,104 @@ export function genericRequest(
     },
     body,
   );
+}
+
+// Senders that sign the URL they call: the public origin a source declares, and the path it is called at.
+export const PUBLIC_URL = 'https://hooks.example.com';
+
+export const TWILIO_TOKEN = 'twilio-auth-token';
+
+/** A JSON body as Twilio signs one, with the `twilio` SDK: the URL alone, carrying the body's SHA-256 as bodySHA256. */
+export function twilioJsonRequest(options: { token?: string; body?: string; path?: string } = {}): InboundRequest {
+  const { token = TWILIO_TOKEN, body = '[{"id":"EZ1","type":"com.twilio.messaging.message.delivered","time":"2024-05-01T12:00:00Z"}]', path = '/in/twilio' } = options;
+  const target = `${path}?bodySHA256=${getExpectedBodyHash(body)}`;
+  return { ...inbound({ 'Content-Type': 'application/json', 'X-Twilio-Signature': getExpectedTwilioSignature(token, PUBLIC_URL + target, {}) }, body), target };
+}
+
+export const SQUARE_KEY = 'square-signature-key';
+
+/** A Square notification: base64 HMAC-SHA256 of the notification URL and the body (Square's SDK only verifies). */
+export function squareRequest(options: { key?: string; body?: string; path?: string } = {}): InboundRequest {
+  const { key = SQUARE_KEY, body = JSON.stringify({ event_id: 'sq-evt-1', type: 'payment.updated', created_at: '2024-05-01T11:59:58Z' }), path = '/in/square' } = options;
+  return { ...inbound({ 'Content-Type': 'application/json', 'x-square-hmacsha256-signature': hmac('sha256', key, 'base64', PUBLIC_URL + path + body) }, body), target: path };
+}
+
+export const PADDLE_SECRET = 'pdl_ntfset_test';
+
+/** A Paddle Billing notification signed at `timestamp`: hex HMAC-SHA256 of `ts:body` (Paddle's SDK only verifies). */
+export function paddleRequest(options: { secret?: string; body?: string; timestamp?: number } = {}): InboundRequest {
+  const { secret = PADDLE_SECRET, body = JSON.stringify({ event_id: 'evt_1', event_type: 'transaction.completed', notification_id: 'ntf_1' }), timestamp = unixSeconds(NOW) } = options;
+  return inbound({ 'Content-Type': 'application/json', 'Paddle-Signature': `ts=${timestamp};h1=${hmac('sha256', secret, 'hex', `${timestamp}:${body}`)}` }, body);
+}
+
+export const WOOCOMMERCE_SECRET = 'wc-secret';
+
+/** A WooCommerce delivery: base64 HMAC-SHA256 of the body, and the X-WC-* headers WC_Webhook::deliver adds. */
+export function woocommerceRequest(options: { secret?: string; body?: string } = {}): InboundRequest {
+  const { secret = WOOCOMMERCE_SECRET, body = JSON.stringify({ id: 1234, date_modified_gmt: '2024-05-01T11:59:30' }) } = options;
+  return inbound(
+    {
+      'Content-Type': 'application/json',
+      'X-WC-Webhook-Signature': hmac('sha256', secret, 'base64', body),
+      'X-WC-Webhook-Topic': 'order.updated',
+      'X-WC-Webhook-ID': '7',
+      'X-WC-Webhook-Delivery-ID': 'd41d8cd98f00b204e9800998ecf8427e',
+    },
+    body,
+  );
+}
+
+// HubSpot signs with @hubspot/api-client's own v3 signer; GitLab, Linear and Typeform publish none that signs.
+
+export const HUBSPOT_SECRET = 'hubspot-client-secret';
+/** Not where a test server listens: HubSpot signs the public URL, whatever the gateway's own address. */
+export const HUBSPOT_PUBLIC_URL = 'https://hooks.example.com';
+
+/** A HubSpot delivery as it arrives at `target`, signed over the public origin with that path, now. */
+export function hubspotRequest(options: { body: string; target?: string; now?: Date; secret?: string }): InboundRequest {
+  const { body, target = '/in/hubspot', now = NOW, secret = HUBSPOT_SECRET } = options;
+  const timestamp = now.getTime();
+  const url = `${HUBSPOT_PUBLIC_URL}${target}`;
+  const signature = Signature.getSignature('POST', 'v3', { clientSecret: secret, requestBody: body, url, timestamp, signature: '' });
+  return { ...inbound({ 'Content-Type': 'application/json', 'X-HubSpot-Request-Timestamp': String(timestamp), 'X-HubSpot-Signature-v3': signature }, body, now), target };
+}
+
+export const GITLAB_TOKEN = 'gitlab-secret-token';
+
+export function gitlabRequest(options: { body: string; token?: string }): InboundRequest {
+  const { body, token = GITLAB_TOKEN } = options;
+  return inbound(
+    { 'Content-Type': 'application/json', 'X-Gitlab-Token': token, 'X-Gitlab-Event': 'Push Hook', 'X-Gitlab-Event-UUID': randomUUID(), 'Idempotency-Key': randomUUID() },
+    body,
+  );
+}
+
+export const LINEAR_SECRET = 'linear-signing-secret';
+
+/**
+ * A Linear delivery carrying `body`: Linear signs its timestamp into a JSON object, so an object body is stamped,
+ * and any other text rides in one.
+ */
+export function linearRequest(options: { body: string; now?: Date; secret?: string }): InboundRequest {
+  const { body, now = NOW, secret = LINEAR_SECRET } = options;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  const object = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : { text: body };
+  const stamped = JSON.stringify({ ...object, webhookTimestamp: now.getTime() });
+  return inbound(
+    { 'Content-Type': 'application/json; charset=utf-8', 'Linear-Signature': hmac('sha256', secret, 'hex', stamped), 'Linear-Delivery': randomUUID(), 'Linear-Event': 'Issue' },
+    stamped,
+    now,
+  );
+}
+
+export const TYPEFORM_SECRET = 'typeform-webhook-secret';
+
+export function typeformRequest(options: { body: string; secret?: string }): InboundRequest {
+  const { body, secret = TYPEFORM_SECRET } = options;
+  return inbound({ 'Content-Type': 'application/json', 'Typeform-Signature': `sha256=${hmac('sha256', secret, 'base64', body)}` }, body);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkMillisecondsTimestamp,
   checkTimestamp,
   header,
   isoDate,
@@ -9,6 +10,8 @@ import {
   parseJsonText,
   requireId,
   safeEqual,
+  tokenMatches,
+  unixMillisecondsDate,
   unixSecondsDate,
 } from '../../../adapters/verify.ts';
 import { InputError, SignatureError } from '../../../src/errors.ts';
@@ -64,10 +67,39 @@ describe('checkTimestamp', () => {
     expect(() => checkTimestamp('1700000301', now, 300, 'ts')).toThrow(SignatureError);
   });
 
+  it('takes a separate window ahead, for a sender whose retries keep their first timestamp', () => {
+    expect(checkTimestamp('1699994600', now, 5400, 'ts', 300)).toBe(1_699_994_600);
+    expect(checkTimestamp('1700000300', now, 5400, 'ts', 300)).toBe(1_700_000_300);
+    expect(() => checkTimestamp('1699994599', now, 5400, 'ts', 300)).toThrow(/5401 s old, more than the 5400 s allowed/);
+    expect(() => checkTimestamp('1700000301', now, 5400, 'ts', 300)).toThrow(/301 s in the future, more than the 300 s allowed/);
+  });
+
   it('refuses values that are not unix seconds', () => {
     for (const value of ['', '-1', '1.5e9', '1700000000.5', ' 1700000000', '0x65', '9'.repeat(400)]) {
       expect(() => checkTimestamp(value, now, 300, 'ts')).toThrow(SignatureError);
     }
+  });
+});
+
+describe('checkMillisecondsTimestamp', () => {
+  const now = new Date(1_700_000_000_000);
+
+  it('accepts the edges of the window, to the millisecond, and refuses beyond them in both directions', () => {
+    expect(() => checkMillisecondsTimestamp(1_699_999_700_000, now, 300, 'ts')).not.toThrow();
+    expect(() => checkMillisecondsTimestamp(1_700_000_300_000, now, 300, 'ts')).not.toThrow();
+    expect(() => checkMillisecondsTimestamp(1_699_999_699_999, now, 300, 'ts')).toThrow(/ts is 301 s old/);
+    expect(() => checkMillisecondsTimestamp(1_700_000_300_001, now, 300, 'ts')).toThrow(/ts is 301 s in the future/);
+  });
+
+  it('says a timestamp in seconds is one', () => {
+    expect(() => checkMillisecondsTimestamp(1_700_000_000, now, 300, 'ts')).toThrow(/ts is 1700000000, which is unix seconds/);
+  });
+});
+
+describe('tokenMatches', () => {
+  it('finds the token among the secrets, and nothing that merely begins or ends like one', () => {
+    expect(tokenMatches('b-token', ['a-token', 'b-token'])).toBe(true);
+    for (const other of ['b-toke', 'b-tokens', '', 'B-TOKEN']) expect(tokenMatches(other, ['a-token', 'b-token'])).toBe(false);
   });
 });
 
@@ -109,6 +141,9 @@ describe('optional fields a delivery cannot be refused over', () => {
     expect(isoDate('9999-12-31T23:59:59Z')?.toISOString()).toBe('9999-12-31T23:59:59.000Z');
     expect(unixSecondsDate(253402300799)?.toISOString()).toBe('9999-12-31T23:59:59.000Z');
     expect(unixSecondsDate(253402300800)).toBeNull();
+    expect(unixMillisecondsDate(1654503849680)?.toISOString()).toBe('2022-06-06T08:24:09.680Z');
+    expect(unixMillisecondsDate(253402300800000)).toBeNull();
+    for (const unreadable of ['1654503849680', -1, 1.5, undefined]) expect(unixMillisecondsDate(unreadable)).toBeNull();
   });
 });
 

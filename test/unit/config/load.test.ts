@@ -173,6 +173,22 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify(acme({ timestampHeader: 'X-Time', signedPayload: 'timestamp.body' })), 'test.json', {})).not.toThrow();
   });
 
+  it("refuses a meta source without verifyToken: it could never answer Meta's GET check", () => {
+    const whatsapp = (extra: object) => ({ sources: { wa: { adapter: 'meta', secrets: ['app-secret'], actions: {}, ...extra } } });
+    expect(problems(whatsapp({}))).toEqual([expect.stringMatching(/^sources\.wa\.verifyToken: a meta source needs verifyToken: the Verify Token /)]);
+    expect(parseConfig(JSON.stringify(whatsapp({ verifyToken: 'meatyhamhock' })), 'test.json', {}).config.sources.wa!.verifyToken).toBe('meatyhamhock');
+  });
+
+  it('refuses a twilio or square source without the publicUrl it signs, at the source\'s path', () => {
+    const source = (adapter: string, extra: object = {}) => ({ adapter, secrets: ['s3cret'], actions: {}, ...extra });
+    expect(problems({ sources: { sms: source('twilio'), pos: source('square'), bot: source('slack') } })).toEqual([
+      expect.stringMatching(/^sources\.sms\.publicUrl: a twilio source needs "publicUrl", the origin twilio calls/),
+      expect.stringMatching(/^sources\.pos\.publicUrl: a square source needs "publicUrl"/),
+    ]);
+    const publicUrl = 'https://hooks.example.com';
+    expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }), pos: source('square', { publicUrl }) } }), 'test.json', {})).not.toThrow();
+  });
+
   it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.taskKey = '{eventID}';
@@ -357,6 +373,12 @@ describe('config', () => {
     expect(at('destinations["https://elsewhere.example"]')).toEqual([expect.stringMatching(/^no action sends to or looks up at https:\/\/elsewhere\.example; the origins in use are: https:\/\/api\.crm\.example/)]);
     expect(at('destinations["https://api.crm.example"]')).toEqual([expect.stringMatching(/set rateLimit, maxInFlight or both/)]);
     expect(found.join('\n')).not.toContain('secret-value');
+  });
+
+  it('refuses a hubspot source without the publicUrl HubSpot signs, at its path', () => {
+    const crm = { adapter: 'hubspot', secrets: ['s'], actions: { crm: { url: 'https://crm.example/tasks' } } };
+    expect(problems({ sources: { crm } })).toEqual([expect.stringMatching(/^sources\.crm\.publicUrl: a hubspot source needs the URL HubSpot calls/)]);
+    expect(() => parseConfig(JSON.stringify({ sources: { crm: { ...crm, publicUrl: 'https://hooks.example.com' } } }), 'test.json', {})).not.toThrow();
   });
 
   it('refuses an alert with an unknown condition, a url that is not http(s), or a format that does not exist', () => {

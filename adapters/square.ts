@@ -1,0 +1,48 @@
+/**
+ * Square (https://developer.squareup.com/docs/webhooks/step3validate, and the `square` SDK's
+ * WebhooksHelper.verifySignature): `x-square-hmacsha256-signature` is base64 HMAC-SHA256, keyed by the
+ * subscription's signature key, of the notification URL followed by the raw body. There is no timestamp. The URL
+ * is the source's `publicUrl` origin with the path and query called. The older `x-square-signature` (HMAC-SHA1)
+ * is not checked.
+ *
+ * Square resends a notification it saw no 2xx for, with the same `event_id` ("Webhooks can be sent more than
+ * once": https://developer.squareup.com/docs/webhooks-overview), and marks the retry with `square-retry-number`,
+ * kept with the delivery's headers. So `event_id` names the delivery and the event, as Stripe's id does; `type` is
+ * the topic and `created_at` the time. Square waits 10 seconds
+ * (https://developer.squareup.com/docs/webhooks/troubleshooting).
+ */
+import { SignatureError } from '../src/errors.ts';
+import { calledUrls } from './signed-url.ts';
+import type { Adapter } from './types.ts';
+import { hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, safeEqual, stringId } from './verify.ts';
+
+export function square({ secrets, publicUrl }: { secrets: readonly string[]; publicUrl: string | undefined }): Adapter {
+  if (publicUrl === undefined) throw new Error('the square adapter needs the source\'s "publicUrl": Square signs its notification URL');
+  return {
+    name: 'square',
+    ackTimeoutMs: 10_000,
+    signatureHeaders: ['x-square-hmacsha256-signature', 'x-square-signature'],
+    verify(request) {
+      const { headers } = request;
+      if (!headers.has('x-square-hmacsha256-signature') && headers.has('x-square-signature')) {
+        throw new SignatureError('only the SHA-1 x-square-signature was sent; oncehook checks x-square-hmacsha256-signature');
+      }
+      const signature = requireSignatureHeader(headers, 'x-square-hmacsha256-signature');
+      const urls = calledUrls(publicUrl, request.target);
+      if (!secrets.some((secret) => urls.some((url) => safeEqual(signature, hmac('sha256', secret, 'base64', url, request.body))))) {
+        throw new SignatureError(
+          "x-square-hmacsha256-signature does not match the notification URL and body under any configured signature key; is publicUrl the origin of the subscription's notification URL?",
+        );
+      }
+      const json = parseJson(request.body);
+      const eventId = stringId(jsonPointer(json, '/event_id'), 'event id (body "event_id")');
+      return {
+        deliveryId: eventId,
+        eventId,
+        topic: optionalString(jsonPointer(json, '/type')),
+        occurredAt: isoDate(jsonPointer(json, '/created_at')),
+        json,
+      };
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * Typeform (https://www.typeform.com/developers/webhooks/secure-your-webhooks/): `Typeform-Signature: sha256=<base64>`,
+ * the HMAC-SHA256 of the raw body keyed by the webhook's secret. Typeform signs no timestamp, so there is no window to
+ * check: a captured delivery verifies forever, and only its `event_id`, once known, keeps a replay from making work.
+ *
+ * `event_id` names the notification, and a retry sends the same signed body again: it is the delivery ID and the
+ * event ID. The topic is `event_type` (`form_response`, `form_response_partial`), the time `form_response.submitted_at`.
+ * `form_response.token` names the response rather than this notification; it stays in the body, for a `taskKey`.
+ * Typeform waits 30 seconds (https://www.typeform.com/developers/webhooks/, "Timeout").
+ */
+import { SignatureError } from '../src/errors.ts';
+import type { Adapter } from './types.ts';
+import { anySignatureMatches, hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId } from './verify.ts';
+
+const PREFIX = 'sha256=';
+
+export function typeform({ secrets }: { secrets: readonly string[] }): Adapter {
+  return {
+    name: 'typeform',
+    ackTimeoutMs: 30_000,
+    signatureHeaders: ['typeform-signature'],
+    verify(request) {
+      const signature = requireSignatureHeader(request.headers, 'Typeform-Signature');
+      if (!signature.startsWith(PREFIX)) throw new SignatureError('Typeform-Signature must look like "sha256=<base64>"');
+      const sign = (secret: string) => hmac('sha256', secret, 'base64', request.body);
+      if (!anySignatureMatches(secrets, sign, [signature.slice(PREFIX.length)], 'base64')) {
+        throw new SignatureError("Typeform-Signature does not match the body under any configured secret (the webhook's secret)");
+      }
+      const json = parseJson(request.body);
+      const eventId = stringId(jsonPointer(json, '/event_id'), 'event id (body "event_id")');
+      return {
+        deliveryId: eventId,
+        eventId,
+        topic: optionalString(jsonPointer(json, '/event_type')),
+        occurredAt: isoDate(jsonPointer(json, '/form_response/submitted_at')),
+        json,
+      };
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * WooCommerce (https://woocommerce.github.io/woocommerce-rest-api-docs/#webhooks, and WC_Webhook in
+ * plugins/woocommerce/includes/class-wc-webhook.php, which this follows): `X-WC-Webhook-Signature` is base64
+ * HMAC-SHA256, keyed by the webhook's secret, of the raw body. There is no timestamp. A new webhook is first sent
+ * a ping, `webhook_id=<id>` form-encoded with no signature and no X-WC-* header (WC_Webhook::deliver_ping), which
+ * must be answered 200 or the shop reports the URL broken: it is answered as a handshake, unverified because
+ * nothing in it is signed, and makes no task.
+ *
+ * Names: WooCommerce sends no event ID, and `X-WC-Webhook-Delivery-ID` is `wp_hash(webhook id . unix second)`
+ * (get_new_delivery_id): every delivery of a webhook within one second shares it, so it names no delivery. The
+ * event is the topic, the resource's `id` and its `date_modified_gmt` (`order.updated:1234:2024-05-01T12:00:00`):
+ * WooCommerce builds the body from the resource when it sends, so two sends of one state carry one event, and two
+ * webhooks of one shop delivering it are one event; `order.deleted` carries only `{"id"}`, and a body with no
+ * `id` (an `action.*` topic) is named by its SHA-256. The delivery is the webhook (`X-WC-Webhook-ID`) and the
+ * event. WooCommerce does not resend a failed delivery (it disables a webhook after more than five failures in a
+ * row) and waits a minute for an answer (`'timeout' => MINUTE_IN_SECONDS` in deliver).
+ */
+import { InputError, SignatureError } from '../src/errors.ts';
+import type { Adapter } from './types.ts';
+import { anySignatureMatches, hmac, isoDate, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, sha256Hex } from './verify.ts';
+
+const PING = /^webhook_id=(\d{1,20})$/;
+
+/** WooCommerce's `*_gmt` dates are UTC without a zone ("2024-05-01T12:00:00"): read as local time otherwise. */
+function gmtDate(value: unknown): Date | null {
+  return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(value) ? isoDate(`${value}Z`) : null;
+}
+
+function resourceKey(json: unknown, body: Uint8Array): string {
+  const id = jsonPointer(json, '/id');
+  if (typeof id === 'number' && !Number.isSafeInteger(id)) throw new InputError('invalid_identity', 'the resource id (body "id") is a number JSON cannot carry exactly');
+  if (typeof id !== 'number' && typeof id !== 'string') {
+    if (id !== undefined) throw new InputError('invalid_identity', 'the resource id (body "id") is not a string or an integer');
+    return `sha256:${sha256Hex(body).slice(0, 32)}`;
+  }
+  const modified = jsonPointer(json, '/date_modified_gmt');
+  return typeof modified === 'string' && modified !== '' ? `${id}:${modified}` : String(id);
+}
+
+export function woocommerce({ secrets }: { secrets: readonly string[] }): Adapter {
+  return {
+    name: 'woocommerce',
+    // WC_Webhook::deliver sets MINUTE_IN_SECONDS, and a delivery answered 503 is never sent again: waiting is better.
+    ackTimeoutMs: 60_000,
+    signatureHeaders: ['x-wc-webhook-signature'],
+    verify(request) {
+      const { headers, body } = request;
+      const ping = headers.has('x-wc-webhook-signature') ? null : PING.exec(Buffer.from(body).toString('latin1'));
+      if (ping) {
+        const id = `webhook_id=${ping[1]}`;
+        return {
+          deliveryId: id,
+          eventId: id,
+          topic: 'ping',
+          occurredAt: null,
+          json: { webhook_id: ping[1] },
+          handshake: { status: 200, contentType: 'application/json', body: JSON.stringify({ webhook_id: ping[1] }) },
+        };
+      }
+      const signature = requireSignatureHeader(headers, 'X-WC-Webhook-Signature');
+      const sign = (secret: string) => hmac('sha256', secret, 'base64', body);
+      if (!anySignatureMatches(secrets, sign, [signature], 'base64')) {
+        throw new SignatureError("X-WC-Webhook-Signature does not match the body under any configured secret (the webhook's Secret)");
+      }
+      const json = parseJson(body);
+      const topic = optionalString(headers.get('x-wc-webhook-topic'));
+      if (topic === null) throw new InputError('missing_identity', 'the request verified but has no X-WC-Webhook-Topic header');
+      const eventId = requireId(`${topic}:${resourceKey(json, body)}`, 'event id (topic : body "id" : "date_modified_gmt")');
+      const hookId = headers.get('x-wc-webhook-id')?.trim() || 'unknown-webhook';
+      return {
+        deliveryId: requireId(`${hookId}:${eventId}`, 'delivery id (X-WC-Webhook-ID : event id)'),
+        eventId,
+        topic,
+        occurredAt: gmtDate(jsonPointer(json, '/date_modified_gmt')) ?? gmtDate(jsonPointer(json, '/date_created_gmt')),
+        json,
+      };
+    },
+  };
+}
