@@ -52,6 +52,15 @@ function listenFailure(error: SystemError): StartFailure | null {
   }
 }
 
+/** How the last host of a multi-host DATABASE_URL failed, by the error's code. */
+const LAST_HOST: Record<string, string> = {
+  TARGET_SESSION_ATTRS_UNMET: 'is a standby or read-only',
+  ECONNREFUSED: 'refused the connection',
+  CONNECT_TIMEOUT: 'did not answer',
+  ETIMEDOUT: 'did not answer',
+  EHOSTUNREACH: 'did not answer',
+};
+
 function databaseFailure(error: SystemError, databaseUrl: string): StartFailure | null {
   // Node's invalid-URL error carries the URL itself (`input`), password and all: none of it is repeated.
   if (error.code === 'ERR_INVALID_URL' || error.name === 'URIError') {
@@ -64,6 +73,17 @@ function databaseFailure(error: SystemError, databaseUrl: string): StartFailure 
   const at = `PostgreSQL at ${target}`;
   // PostgreSQL's own messages name the database or user at fault and never the password.
   const said = String(error.message);
+  // A server that target_session_attrs refuses (a standby, for read-write) fails with TARGET_SESSION_ATTRS_UNMET, a
+  // code of scripts/patch-postgres.mjs.
+  const wanted = /[?&]target_session_attrs=([a-z-]+)/.exec(databaseUrl)?.[1];
+  // Several hosts: each was tried and failed, and the error is the last one's. During a failover, until the
+  // promotion, every host fails: the dead primary refuses or does not answer, the standby is refused.
+  const last = typeof error.code === 'string' ? LAST_HOST[error.code] : undefined;
+  if (target.includes(',') && last) {
+    return new StartFailure(
+      `cannot reach ${at}: no host there took the connection${wanted ? ` as target_session_attrs=${wanted} asks` : ''} (the last one tried ${last}) — during a failover, start again once the standby is promoted; otherwise check the hosts in DATABASE_URL`,
+    );
+  }
   switch (error.code) {
     case '3D000':
       return new StartFailure(`cannot reach ${at}: ${said} — create it first, or correct the database in DATABASE_URL`);
@@ -83,6 +103,8 @@ function databaseFailure(error: SystemError, databaseUrl: string): StartFailure 
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new StartFailure(`cannot reach ${at}: no such host — correct the host in DATABASE_URL`);
+    case 'TARGET_SESSION_ATTRS_UNMET':
+      return new StartFailure(`cannot reach ${at}: it is not what target_session_attrs=${wanted} asks for (a standby or read-only) — correct DATABASE_URL, or start again once it is promoted`);
     case 'CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
     case 'EHOSTUNREACH':

@@ -1,5 +1,5 @@
 import type { Store, WriteLane } from './connect.ts';
-import { isRetryable, isStalledWrite } from './retryable.ts';
+import { isRetryable, isStalledWrite, isUnreachable } from './retryable.ts';
 import { onLane, type Stall } from './lane.ts';
 
 interface Waiting<I, O> {
@@ -130,8 +130,10 @@ export class GroupCommit<I, O> {
         this.queue.unshift(...batch.map((waiting) => ({ ...waiting, input: again(waiting.input), retries })));
         return;
       }
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      // Tried alone, each item of a batch that could not reach the database at all would wait for its own try behind
+      // the driver's backoff: its deadline passed in the queue. No item is at fault; the whole batch fails now.
+      if (batch.length === 1 || isUnreachable(error)) {
+        for (const waiting of batch) waiting.reject(error);
         return;
       }
       this.queue.unshift(...batch.map((waiting) => ({ ...waiting, alone: true })));

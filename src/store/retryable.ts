@@ -30,8 +30,21 @@ export function isRetryable(error: unknown): boolean {
   return withCode(error, (code) => RETRYABLE_CODES.has(code)) !== undefined;
 }
 
-/** No connection could be made: the server is down, refusing, or its name does not resolve just now. */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'CONNECT_TIMEOUT']);
+/**
+ * No connection could be made: the server is down, refusing, or its name does not resolve just now; or no host is
+ * what target_session_attrs asks for (a standby, for read-write: a failover not yet done), a code of
+ * scripts/patch-postgres.mjs.
+ */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'CONNECT_TIMEOUT',
+  'TARGET_SESSION_ATTRS_UNMET',
+]);
 
 export function isUnreachable(error: unknown): boolean {
   return withCode(error, (code) => UNREACHABLE_CODES.has(code)) !== undefined;

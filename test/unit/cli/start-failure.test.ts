@@ -33,6 +33,24 @@ describe('start-up failures', () => {
     );
   });
 
+  it('says no host took the connection when a multi-host URL fails: a failover under way', async () => {
+    const url = 'postgres://app:s3cret@db1:5432,db2:5432/x?target_session_attrs=read-write';
+    const failed = (code: string) => starting(url, () => Promise.reject(Object.assign(new Error(`write ${code} db2:5432`), { code }))).catch((error: Error) => error);
+    const standby = await failed('TARGET_SESSION_ATTRS_UNMET');
+    expect(standby).toBeInstanceOf(StartFailure);
+    expect(standby.message).toBe(
+      'cannot reach PostgreSQL at db1:5432,db2:5432/x: no host there took the connection as target_session_attrs=read-write asks (the last one tried is a standby or read-only) — during a failover, start again once the standby is promoted; otherwise check the hosts in DATABASE_URL',
+    );
+    expect((await failed('ECONNREFUSED')).message).toMatch(/: no host there took the connection as target_session_attrs=read-write asks \(the last one tried refused the connection\)/);
+    // One host that is a standby.
+    const one = await starting('postgres://app:s3cret@db1/x?target_session_attrs=read-write', () =>
+      Promise.reject(Object.assign(new Error('write TARGET_SESSION_ATTRS_UNMET db1:5432'), { code: 'TARGET_SESSION_ATTRS_UNMET' })),
+    ).catch((error: Error) => error);
+    expect(one.message).toBe(
+      'cannot reach PostgreSQL at db1/x: it is not what target_session_attrs=read-write asks for (a standby or read-only) — correct DATABASE_URL, or start again once it is promoted',
+    );
+  });
+
   it('blames --host, not the database, for a listening address that does not resolve', async () => {
     const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND nosuch.invalid'), {
       code: 'ENOTFOUND',

@@ -98,6 +98,29 @@ describe('group commit', () => {
     expect(tries).toEqual([[1], [11, 2, 3], [21, 12, 13], [31, 22, 23], [41, 32, 33], [51, 42, 43]]);
   });
 
+  it('fails a whole batch at once when the database cannot be reached: no item is tried alone', async () => {
+    const tries: number[][] = [];
+    let down = true;
+    const writer = new GroupCommit<number, number>(
+      storeOf('postgres'),
+      async (_db, batch) => {
+        tries.push([...batch]);
+        if (down) throw new Error('Failed query', { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' }) });
+        return [...batch];
+      },
+      { maxBatch: 128 },
+    );
+    const first = writer.record(0);
+    const rest = [1, 2, 3].map((n) => writer.record(n));
+    const outcomes = await Promise.allSettled([first, ...rest]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    // Tried alone, each item would wait for its own try behind the driver's backoff, up to a second apiece, and a
+    // sender's deadline passed before its turn: during a failover ingest answered 503 at the deadline, 4 s late.
+    expect(tries).toEqual([[0], [1, 2, 3]]);
+    down = false;
+    expect(await writer.record(4)).toBe(4);
+  });
+
   it('after a connection failure, the next try goes on a new client', async () => {
     const { target, laneOf } = numberedLanes();
     const lanes: number[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRetryable } from '../../../src/store/retryable.ts';
+import { isRetryable, isUnreachable } from '../../../src/store/retryable.ts';
 
 describe('isRetryable', () => {
   it('retries a dead connection or a lost race, found on the error or the cause drizzle wraps it in', () => {
@@ -13,5 +13,11 @@ describe('isRetryable', () => {
     expect(isRetryable(Object.assign(new Error('syntax error'), { code: '42601' }))).toBe(false);
     expect(isRetryable(new Error('something else'))).toBe(false);
     expect(isRetryable(undefined)).toBe(false);
+  });
+
+  it('counts a host that target_session_attrs refuses as unreachable, not as a connection lost in use', () => {
+    const standby = new Error('Failed query', { cause: Object.assign(new Error('write TARGET_SESSION_ATTRS_UNMET db2:5432'), { code: 'TARGET_SESSION_ATTRS_UNMET' }) });
+    expect(isUnreachable(standby)).toBe(true);
+    expect(isRetryable(standby)).toBe(false);
   });
 });
