@@ -1,7 +1,7 @@
 import { InputError } from '../errors.ts';
-import { bulkDecide, countBodyPurged, countBulk, countSkippedByReplay, unshapedTasks, type BulkDecision } from '../store/atomic/bulk.ts';
+import { bulkDecide, countBodyPurged, countBulk, countSkippedByReplay, shapedReplays, unshapedTasks, type BulkDecision } from '../store/atomic/bulk.ts';
 import type { Decider } from '../store/atomic/operator.ts';
-import { retryDecision, type RetryDeps } from './retry.ts';
+import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
 
 /** What a bulk decision selects by: the list's state, source and action (and nothing else the list filters by). */
 export interface BulkFilter {
@@ -51,12 +51,22 @@ export async function decideInBulk(deps: RetryDeps, kind: BulkDecision, filter: 
   // of one does, passing over those it fails on again; a replay passes over them all, as it refuses one.
   const unshaped = await unshapedTasks(db, kind, filter);
   const again = kind === 'retry' ? { transformAgain: unshaped.length } : {};
+  // Tasks whose body their transform made: a replay shapes each again, one at a time as a replay of one does.
+  const shaped = kind === 'replay' ? await shapedReplays(db, filter) : [];
   if (run.dryRun) {
-    const count = (await countBulk(db, kind, filter)) + (kind === 'retry' ? unshaped.length : 0);
+    const count = (await countBulk(db, kind, filter)) + (kind === 'retry' ? unshaped.length : shaped.length);
     return { dryRun: true, kind, count, ...skipped, skippedTransformFailed: kind === 'replay' ? unshaped.length : 0, ...again };
   }
   const ids = await bulkDecide(db, kind, filter, run.who);
-  if (kind === 'replay') return { dryRun: false, kind, count: ids.length, tasks: ids, ...skipped, skippedTransformFailed: unshaped.length };
+  if (kind === 'replay') {
+    let failedAgain = 0;
+    for (const id of shaped) {
+      const outcome = await replayDecision(deps, id, run.who);
+      if (outcome.done) ids.push(outcome.replay);
+      else if (outcome.transformError !== undefined) failedAgain++;
+    }
+    return { dryRun: false, kind, count: ids.length, tasks: ids, ...skipped, skippedTransformFailed: unshaped.length + failedAgain };
+  }
   const transformErrors: { task: string; error: string }[] = [];
   for (const id of unshaped) {
     const outcome = await retryDecision(deps, id, run.who);

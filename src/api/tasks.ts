@@ -13,7 +13,6 @@ import {
   type OperatorOutcome,
   type ReplaySeen,
 } from '../store/atomic/operator.ts';
-import { replayTask } from '../store/atomic/replay.ts';
 import type { Store } from '../store/connect.ts';
 import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
 import { listTasks } from '../store/queries/tasks.ts';
@@ -21,7 +20,7 @@ import { predecessorOf, taskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
 import { destinationOf, heldBy, pausedRoutes } from './destinations.ts';
 import { explainTask } from './explain.ts';
-import { retryDecision, type RetryDeps } from './retry.ts';
+import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 import { checkAttentionStates, splitStates, stateList, states } from './task-query.ts';
 
@@ -187,7 +186,7 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
   app.post('/:id/replay', async (c) => {
     const id = c.req.param('id');
     const { note, after } = await readBody(c.req.raw, replayBody, '{"note": "why a second effect is wanted", "after": null}');
-    const outcome = await replayTask(store.db, { taskId: id, after, note, actor: c.get('actor') });
+    const outcome = await replayDecision({ store, config, transforms }, id, { after, note, actor: c.get('actor') });
     if (!outcome.done) throw refused(id, 'replay', outcome);
     return c.json(await view(outcome.replay), 201, { location: `/api/tasks/${outcome.replay}` });
   });

@@ -50,7 +50,7 @@ export const purgeBatchSql = (source: string, retentionMs: number, batchSize: nu
       for update skip locked
     ),
     purged as (
-      update tasks set body = null from expired where tasks.id = expired.id returning tasks.id
+      update tasks set body = null, source_body = null from expired where tasks.id = expired.id returning tasks.id
     ),
     last as (
       select updated_at::text as at, id from expired order by updated_at desc, id desc limit 1

@@ -113,6 +113,11 @@ export const tasks = pgTable(
     state: text('state').notNull(),
     /** The approved content: every attempt sends exactly these bytes with this content type. */
     body: bytea('body'),
+    /**
+     * The delivery's own bytes, kept beside a body its action's transform made of them: a replay is a new task with a
+     * new ID, so its body is shaped again, with its own `$taskId`. Null where the body is the delivery's.
+     */
+    sourceBody: bytea('source_body'),
     contentType: text('content_type'),
     bodySha256: text('body_sha256').notNull(),
     /** The sibling task that must succeed before this one is sent (an action's `after`). */

@@ -2,9 +2,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { note as noteSchema } from '../api/input.ts';
 import { refused } from '../api/tasks.ts';
-import { retryDecision } from '../api/retry.ts';
+import { replayDecision, retryDecision } from '../api/retry.ts';
 import { approveTask, assignTask, cancelTask, resolveTask, type OperatorOutcome } from '../store/atomic/operator.ts';
-import { replayTask } from '../store/atomic/replay.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
 import type { OperatorKind } from '../store/operator-rules.ts';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -63,7 +62,7 @@ export async function decideFromForm(c: Context<UiEnv>, deps: UiDeps, kind: Oper
       // What the page showed as the latest replay ('none', or its ID): a second click is refused, not a second replay.
       const seen = field(form, 'after');
       if (seen === '') return fail('This replay form is from an older page: reload the task, look at its replays, and try again.');
-      outcome = await replayTask(db, { taskId, after: seen === 'none' ? null : seen, ...who });
+      outcome = await replayDecision(deps, taskId, { after: seen === 'none' ? null : seen, ...who });
       break;
     }
     case 'assign': {

@@ -110,6 +110,34 @@ describe('an action that calls a real API', () => {
   });
 });
 
+describe('a replay of a task its transform shaped', () => {
+  it('is shaped again with its own ID, one by one and in bulk, so its body names the replay, not the original', async () => {
+    const { tasks } = await deliver('retried');
+    const original = tasks[0].id;
+    await taskIn(db(), original, 'succeeded');
+    const replayed = await admin()(`/api/tasks/${original}/replay`, { body: { note: 'the CRM lost it' } });
+    expect(replayed.status).toBe(201);
+    const replay = replayed.json.id;
+    expect(replay).not.toBe(original);
+    await taskIn(db(), replay, 'succeeded');
+    const sent = api.requests('/retried').filter((r) => r.headers['idempotency-key'] === replay);
+    expect(sent).toHaveLength(1);
+    expect(JSON.parse(sent[0]!.body.toString())).toMatchObject({ email: 'ada@example.com', external_id: replay });
+    expect(replayed.json.operatorActions[0].detail).toMatchObject({ replayOf: original, shapedAgain: true });
+
+    const bulk = await admin()('/api/tasks/bulk/replay', { body: { state: 'succeeded', action: 'retried', note: 'again, all', dryRun: true } });
+    const count = bulk.json.count;
+    expect(count).toBeGreaterThan(0);
+    const done = await admin()('/api/tasks/bulk/replay', { body: { state: 'succeeded', action: 'retried', note: 'again, all' } });
+    expect(done.json.count).toBe(count);
+    for (const id of done.json.tasks) {
+      await taskIn(db(), id, 'succeeded');
+      const body = api.requests('/retried').find((r) => r.headers['idempotency-key'] === id)!.body.toString();
+      expect(JSON.parse(body).external_id).toBe(id);
+    }
+  });
+});
+
 describe('a transform that fails', () => {
   it('leaves the task failed with the expression\'s error in its ledger, sends nothing, and a retry computes it again', async () => {
     const { tasks } = await deliver('broken', { ...ORDER, total_price: 'not a number' });

@@ -56,8 +56,21 @@ export async function unshapedTasks(db: Db, kind: BulkDecision, filter: TaskFilt
   return rows.map((row) => row.id);
 }
 
-/** The tasks a bulk decision would change. */
-const bulkTargets = (kind: BulkDecision, filter: TaskFilter) => sql`${sendable(kind, filter)} and not (${byReplay})`;
+/**
+ * The tasks a bulk decision changes in one statement. A replay leaves out the tasks whose body their transform made:
+ * each is shaped again for its replay, with the replay's own ID (see `shapedReplays`).
+ */
+const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
+  sql`${sendable(kind, filter)} and not (${byReplay})${kind === 'replay' ? sql` and tasks.source_body is null` : sql``}`;
+
+/** The tasks a bulk replay replays one at a time, shaping each again (src/api/retry.ts replayDecision). */
+export async function shapedReplays(db: Db, filter: TaskFilter): Promise<string[]> {
+  const rows = await rowsOf<{ id: string }>(
+    db,
+    sql`select tasks.id from ${sendable('replay', filter)} and not (${byReplay}) and tasks.source_body is not null order by tasks.id`,
+  );
+  return rows.map((row) => row.id);
+}
 
 /** A bulk decision's dry run: how many tasks it would change now, by the same predicate the write uses. */
 export async function countBulk(db: Db, kind: BulkDecision, filter: TaskFilter): Promise<number> {

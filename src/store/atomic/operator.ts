@@ -115,27 +115,40 @@ export function retryTask(db: Db, input: { taskId: string } & Decider): Promise<
   );
 }
 
-/** A task whose transform failed, as a retry shapes it again: its delivery's bytes and what the transform reads. */
-export interface Unshaped {
+/**
+ * What a task's transform is computed from when it is computed again: the delivery's bytes (a failed transform's
+ * task holds them as its body; a shaped task beside its body), and what the transform reads of the delivery.
+ */
+export interface ShapeSource {
   source: string;
   action: string;
+  state: string;
   eventId: string;
   topic: string | null;
-  /** The sender's delivery ID, and the receipt's headers as recorded. */
+  /** The sender's delivery ID, and the receipt's headers and content type as recorded. */
   deliveryId: string;
   headers: Record<string, string>;
+  contentType: string | null;
+  /** The delivery's bytes. */
   body: Uint8Array;
+  /** The task's own body's hash: what a change guards against having changed meanwhile. */
   bodySha256: string;
 }
 
-/** The delivery a failed transform is computed again from, or null when the task is not one whose transform failed. */
-export async function unshapedTask(db: Db, taskId: string): Promise<Unshaped | null> {
-  const [row] = await rowsOf<Unshaped>(
+/**
+ * The delivery a task's transform is computed again from: for a retry, of a task whose transform failed
+ * (`unshaped`); for a replay, of a task whose body its transform made (`shaped`). Null when the task is neither,
+ * or retention purged the bytes.
+ */
+export async function shapeSource(db: Db, taskId: string, which: 'unshaped' | 'shaped'): Promise<ShapeSource | null> {
+  const bytes = which === 'unshaped' ? sql`t.body` : sql`t.source_body`;
+  const [row] = await rowsOf<ShapeSource>(
     db,
-    sql`select t.source, t.action, t.event_id as "eventId", t.topic, d.delivery_id as "deliveryId", d.headers, t.body,
-          t.body_sha256 as "bodySha256"
+    sql`select t.source, t.action, t.state, t.event_id as "eventId", t.topic, d.delivery_id as "deliveryId", d.headers,
+          d.content_type as "contentType", ${bytes} as body, t.body_sha256 as "bodySha256"
         from tasks t join deliveries d on d.id = t.delivery_id
-        where t.id = ${taskId} and t.transform_error is not null and t.body is not null`,
+        where t.id = ${taskId} and ${bytes} is not null and t.body is not null
+          and ${which === 'unshaped' ? sql`t.transform_error is not null` : sql`true`}`,
   );
   return row ?? null;
 }

@@ -35,6 +35,36 @@ export const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail
       returning id
     )`;
 
+/** A replay's own body, shaped again with its own ID, and the delivery's bytes it was shaped from (null: sent as they are). */
+export interface ReplayContent {
+  id: string;
+  body: Uint8Array;
+  contentType: string | null;
+  bodySha256: string;
+  sourceBody: Uint8Array | null;
+}
+
+/** replayInto for one task whose replay has a body of its own (see ReplayContent). */
+const replayShaped = (taskId: string, content: ReplayContent, who: Decider) => sql`
+    with created as (
+      insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256,
+        after_task_id, replay_of, source_body)
+      select ${content.id}, source, action, event_id, topic, delivery_id, ${TASK_STATES.pending}, ${Buffer.from(content.body)},
+        ${content.contentType}, ${content.bodySha256}, after_task_id, id,
+        ${content.sourceBody === null ? null : Buffer.from(content.sourceBody)}::bytea
+      from tasks where id = ${taskId}
+      returning id, replay_of
+    ),
+    noted as (
+      insert into operator_actions (task_id, kind, actor, note, detail)
+      select side.task_id, 'replay', ${who.actor}, ${who.note}, side.detail
+      from created c, lateral (values
+        (c.replay_of, jsonb_build_object('replay', c.id, 'from', (select o.state from tasks o where o.id = c.replay_of))),
+        (c.id, jsonb_build_object('replayOf', c.replay_of, 'shapedAgain', true))) as side(task_id, detail)
+      returning id
+    )
+    select id as replay from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`;
+
 /** The newest replay first: the reverse of the order a task's view lists them in (task-view.ts), whose last is the latest. */
 const LATEST_REPLAY_FIRST = sql`order by created_at desc, id desc`;
 
@@ -74,7 +104,7 @@ export const heldByRunningReplay = sql`tasks.id in (select trees.id from (${RUNN
  */
 export async function replayTask(
   db: Db,
-  input: { taskId: string; after?: string | null | undefined } & Decider,
+  input: { taskId: string; after?: string | null | undefined; shaped?: ReplayContent } & Decider,
 ): Promise<OperatorOutcome<{ replay: string }>> {
   return db.transaction(async (tx) => {
     // The original, by key up the links: replay_of never changes, so the original found is the one to lock.
@@ -108,8 +138,10 @@ export async function replayTask(
     if (unsettled) return { ...refusal, unsettledReplay: unsettled.running };
     const [row] = await rowsOf<{ replay: string }>(
       tx,
-      sql`with eligible as (select * from tasks where id = ${input.taskId}), ${replayInto(sql`eligible`, input, {})}
-      select id as replay from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`,
+      input.shaped === undefined
+        ? sql`with eligible as (select * from tasks where id = ${input.taskId}), ${replayInto(sql`eligible`, input, {})}
+          select id as replay from created, (select pg_notify(${TASKS_CHANNEL}, '')) n`
+        : replayShaped(input.taskId, input.shaped, input),
     );
     return { done: true, replay: row!.replay };
   });
