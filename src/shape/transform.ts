@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import vm from 'node:vm';
 import type jsonata from 'jsonata';
+import { explain, fail, shapedOf, type Shaped } from './transform-result.ts';
 
 /**
  * An action's `transform`: a JSONata expression whose result, as JSON, is the body sent downstream; compiled when the
@@ -26,7 +27,7 @@ export type TransformBindings = { headers: Record<string, string>; topic: string
 /** Opaque: the compiled expression lives in the sandbox, where only runTransform may evaluate it. */
 export type Transform = { readonly source: string };
 export type Compiled = { ok: true; transform: Transform } | { ok: false; message: string; position: number | null };
-export type Shaped = { ok: true; bytes: Uint8Array } | { ok: false; error: string };
+export type { Shaped };
 
 const compiled = new WeakMap<Transform, jsonata.Expression>();
 const settle = new vm.Script('job.expression.evaluate(job.input, job.bindings).then((v) => { job.value = v; }, (e) => { job.error = e; })');
@@ -59,13 +60,6 @@ function evaluate(expression: jsonata.Expression, input: unknown, bindings: obje
     context.job = undefined;
   }
   return 'value' in job ? { value: job.value } : { error: 'error' in job ? job.error : 'the evaluation did not finish' };
-}
-
-/** JSONata's errors are plain objects: a `message` and, where it has them, a `code` and the `position` after the token. */
-function explain(error: unknown): { text: string; position: number | null } {
-  const { message, code, position } = (typeof error === 'object' && error !== null ? error : { message: error }) as Record<string, unknown>;
-  const at = typeof position === 'number' ? position : null;
-  return { text: `${at === null ? '' : ` at character ${at}`}: ${String(message)}${typeof code === 'string' ? ` (JSONata ${code})` : ''}`, position: at };
 }
 
 export function compileTransform(expression: string): Compiled {
@@ -109,42 +103,11 @@ function unboundVariable(ast: unknown): [name: string, position: number] | undef
   return [...used].find(([name]) => !bound.has(name) && !builtIn(name));
 }
 
-const fail = (error: string): Shaped => ({ ok: false, error });
 export async function runTransform(transform: Transform, input: unknown, bindings: TransformBindings): Promise<Shaped> {
   const expression = compiled.get(transform);
   if (!expression) return fail('the transform was not compiled by compileTransform');
   const { headers, topic, eventId, deliveryId, taskId, source, action } = bindings;
   const outcome = evaluate(expression, input, { headers, topic, eventId, deliveryId, taskId, source, action });
   if (outcome === 'timeout') return fail(`the transform ran longer than ${TRANSFORM_LIMITS.timeMs} ms and was stopped: an endless loop?`);
-  if ('error' in outcome) return fail(`the transform failed${explain(outcome.error).text}`);
-  if (outcome.value === undefined) return fail('the transform gave no result: the expression matched nothing in this delivery');
-  return serialise(outcome.value);
-}
-
-class Refused extends Error {}
-/** JSONata's function values are objects marked `_jsonata_function` or `_jsonata_lambda` that hold a JS function. */
-const isFunction = (item: unknown) =>
-  typeof item === 'function' ||
-  (typeof item === 'object' && item !== null && ('_jsonata_function' in item || '_jsonata_lambda' in item) &&
-    Object.values(item).some((v) => typeof v === 'function'));
-
-/** JSON.stringify would quietly drop a function or write Infinity as null: a body the user did not mean is refused. */
-function serialise(value: unknown): Shaped {
-  const limit = TRANSFORM_LIMITS.resultBytes;
-  const tooLarge = `the transform's result is larger than ${limit} bytes, the most one task may send`;
-  let atLeast = 0; // every value, object key and string character is at least a byte: counting stops a huge result early
-  try {
-    const json = JSON.stringify(value, function (this: unknown, key: string, item: unknown) {
-      const where = key === '' ? '' : ` at "${key}"`;
-      if (isFunction(item)) throw new Refused(`the transform's result is not JSON: a function${where}`);
-      if (typeof item === 'number' && !Number.isFinite(item)) throw new Refused(`the transform's result is not JSON: ${item}${where}`);
-      atLeast += 1 + (Array.isArray(this) ? 0 : key.length) + (typeof item === 'string' ? item.length : 0);
-      if (atLeast > limit) throw new Refused(tooLarge);
-      return item;
-    });
-    const bytes = new TextEncoder().encode(json);
-    return bytes.length > limit ? fail(tooLarge) : { ok: true, bytes };
-  } catch (error) {
-    return fail(error instanceof Refused ? error.message : `the transform's result is not JSON: ${String(error)}`);
-  }
+  return shapedOf(outcome, TRANSFORM_LIMITS.resultBytes);
 }
