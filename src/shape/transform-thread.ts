@@ -11,13 +11,14 @@ import { fail, type Shaped } from './transform-result.ts';
  *   node:vm's `timeout`, a call per evaluation (before)        42–80 (34–59) / 44–81 (34–54) µs
  *   the same, a turn's evaluations in one call, one timeout   43–79 (36–56) / 22–26 (18–23) µs
  *   this thread, a message per evaluation                     48–59 (15–19) / 43–64 (12–20) µs
- *   this thread, a message per turn                           51–102 (16–37) / 20–24 (3–4) µs
- *   JSONata in the main thread, no limit                      14–19 (12–15) / 17–20 (14–17) µs
+ *   this thread, a message per turn                           51–102 (16–37) / 20–24 (3–3.5) µs
+ *   JSONata in the main thread, no limit                      14–18 (12–15) / 17–20 (14–17) µs
  * and at ingest (`npm run bench -- --only ingest-shaped --duration 10`, the machine 95–100 % busy, alternating), the
  * gateway's CPU per delivery beyond plain ingest's: one call per evaluation +312 and +321 µs; one call per turn
- * +67, +119 and +162 µs (263–454 µs a delivery: it pays the watchdog thread per batch, and a third of the batches
- * held a single evaluation); this thread +66 and +103 µs (233–261 µs). The thread costs the least, and leaves the
- * event loop a sixth of what batching does: JSONata runs beside it, not on it.
+ * +67, +119 and +162 µs (263–454 µs a delivery: it pays the watchdog thread per batch, and over two in five
+ * batches held a single evaluation); this thread +66 and +103 µs (233–261 µs), and +60 and +65 µs in two later
+ * runs. The thread costs the least, and leaves the event loop a sixth of what batching does: JSONata runs beside
+ * it, not on it.
  *
  * The limit is each evaluation's own, from when the thread begins it, read from memory the thread shares: a slow
  * evaluation within it never fails the others, and an answer that waited on a busy event loop is no overrun.
