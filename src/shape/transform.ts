@@ -2,20 +2,19 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import vm from 'node:vm';
 import type jsonata from 'jsonata';
+import { explain, fail, type Shaped } from './transform-result.ts';
+import { TransformThread } from './transform-thread.ts';
 
 /**
  * An action's `transform`: a JSONata expression whose result, as JSON, is the body sent downstream; compiled when the
- * config is checked, evaluated once per task at ingest. JSONata runs in a V8 context of its own, stopped by node:vm's
- * `timeout`: with `microtaskMode: 'afterEvaluate'` its async evaluation ends, or is cut, inside one synchronous call.
- * JSONata's own `timeout` is checked only between its steps, and one built-in call can outrun it: in the main context
- * `$sort([1..100000])` filled a 4 GB heap and ended the process, `$distinct` of 100,000 values or a backtracking regex
- * held the event loop for minutes. The price (scripts/transform-cost.ts): 110–200 µs of the event loop per evaluation
- * against ~15 µs in the main context, mostly the watchdog thread node:vm starts per call. The context is no security
- * boundary and needs to be none: JSONata reads only own properties of its input and only the variables it is given —
- * there is no `$process` or `constructor` to reach.
+ * config is checked, evaluated once per task at ingest — in a worker thread (transform-thread.ts), which is
+ * terminated when an evaluation runs longer than the limit. JSONata's own `timeout` is checked only between its
+ * steps, and one built-in call can outrun it: in the main thread `$sort([1..100000])` filled a 4 GB heap and ended
+ * the process, `$distinct` of 100,000 values or a backtracking regex held the event loop for minutes. The event loop
+ * never waits for JSONata.
  */
 export const TRANSFORM_LIMITS = {
-  timeMs: 250, // the longest one evaluation may hold the event loop; a shaping expression takes microseconds
+  timeMs: 250, // the longest one evaluation may run; a shaping expression takes microseconds
   depth: 500, // JSONata's `stack`: ~165 levels of non-tail recursion; shaping needs under 15 evaluator levels
   resultBytes: 1024 * 1024, // the default `maxBodyBytes`: a bigger body is a runaway, not a request
 } as const;
@@ -23,49 +22,26 @@ export const TRANSFORM_LIMITS = {
 export const TRANSFORM_VARIABLES = ['headers', 'topic', 'eventId', 'deliveryId', 'taskId', 'source', 'action'] as const;
 type Ids = 'eventId' | 'deliveryId' | 'taskId' | 'source' | 'action';
 export type TransformBindings = { headers: Record<string, string>; topic: string | null } & Record<Ids, string>;
-/** Opaque: the compiled expression lives in the sandbox, where only runTransform may evaluate it. */
+/** Opaque: only one that compileTransform checked may be evaluated. */
 export type Transform = { readonly source: string };
 export type Compiled = { ok: true; transform: Transform } | { ok: false; message: string; position: number | null };
-export type Shaped = { ok: true; bytes: Uint8Array } | { ok: false; error: string };
+export type { Shaped };
 
-const compiled = new WeakMap<Transform, jsonata.Expression>();
-const settle = new vm.Script('job.expression.evaluate(job.input, job.bindings).then((v) => { job.value = v; }, (e) => { job.error = e; })');
-// A global read in a context goes through its interceptor: handing JSONata its common globals as parameters took
-// the CRM expression of scripts/transform-cost.ts from 67 to 20 µs.
-const GLOBALS = 'Object, Array, Error, String, Math, Number, JSON, Date, RegExp, Symbol, Boolean, Promise, Map, parseInt, isNaN';
+const compiled = new WeakSet<Transform>();
+const thread = new TransformThread(TRANSFORM_LIMITS);
+// The config check parses each expression and asks JSONata which `$names` are its functions, by evaluating them:
+// JSONata's evaluation is asynchronous, and a context of its own with `microtaskMode: 'afterEvaluate'` settles it
+// inside one synchronous call, as zod's check needs. `$name` cannot run away: no time limit is needed here.
+const settle = new vm.Script('job.expression.evaluate(job.input, job.bindings).then((v) => { job.value = v; })');
 let sandbox: { jsonata: typeof jsonata; context: vm.Context } | undefined;
 
 function theSandbox(): NonNullable<typeof sandbox> {
   if (sandbox) return sandbox;
   const file = createRequire(import.meta.url).resolve('jsonata');
   const shim = { exports: {} as unknown };
-  // `global.Buffer` is where JSONata's $base64encode looks for Node's Buffer.
-  const globals = { module: shim, exports: shim.exports, global: { Buffer } };
-  const context = vm.createContext(globals, { microtaskMode: 'afterEvaluate', codeGeneration: { strings: false, wasm: false } });
-  const wrapped = `(function (${GLOBALS}, undefined) {\n${readFileSync(file, 'utf8')}\n}).call(this, ${GLOBALS})`;
-  new vm.Script(wrapped, { filename: file, lineOffset: -1 }).runInContext(context);
+  const context = vm.createContext({ module: shim, exports: shim.exports }, { microtaskMode: 'afterEvaluate', codeGeneration: { strings: false, wasm: false } });
+  new vm.Script(readFileSync(file, 'utf8'), { filename: file }).runInContext(context);
   return (sandbox = { jsonata: shim.exports as typeof jsonata, context });
-}
-
-function evaluate(expression: jsonata.Expression, input: unknown, bindings: object): { value: unknown } | { error: unknown } | 'timeout' {
-  const { context } = theSandbox();
-  const job: { value?: unknown; error?: unknown } = { expression, input, bindings } as object;
-  context.job = job;
-  try {
-    settle.runInContext(context, { timeout: TRANSFORM_LIMITS.timeMs });
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' ? 'timeout' : { error };
-  } finally {
-    context.job = undefined;
-  }
-  return 'value' in job ? { value: job.value } : { error: 'error' in job ? job.error : 'the evaluation did not finish' };
-}
-
-/** JSONata's errors are plain objects: a `message` and, where it has them, a `code` and the `position` after the token. */
-function explain(error: unknown): { text: string; position: number | null } {
-  const { message, code, position } = (typeof error === 'object' && error !== null ? error : { message: error }) as Record<string, unknown>;
-  const at = typeof position === 'number' ? position : null;
-  return { text: `${at === null ? '' : ` at character ${at}`}: ${String(message)}${typeof code === 'string' ? ` (JSONata ${code})` : ''}`, position: at };
 }
 
 export function compileTransform(expression: string): Compiled {
@@ -83,7 +59,7 @@ export function compileTransform(expression: string): Compiled {
     return { ok: false, message: `uses $${name} at character ${position}, which nothing binds (a transform has ${ours})`, position };
   }
   const transform: Transform = { source: expression };
-  compiled.set(transform, parsed);
+  compiled.add(transform);
   return { ok: true, transform };
 }
 
@@ -105,46 +81,19 @@ function unboundVariable(ast: unknown): [name: string, position: number] | undef
     for (const child of Object.values(node)) visit(child);
   };
   visit(ast);
-  const builtIn = (name: string) => (evaluate(theSandbox().jsonata(`$${name}`), undefined, {}) as { value?: unknown }).value !== undefined;
+  const builtIn = (name: string) => {
+    const { context, jsonata: parse } = theSandbox();
+    const job: { value?: unknown } = { expression: parse(`$${name}`), input: undefined, bindings: {} } as object;
+    context.job = job;
+    settle.runInContext(context);
+    context.job = undefined;
+    return job.value !== undefined;
+  };
   return [...used].find(([name]) => !bound.has(name) && !builtIn(name));
 }
 
-const fail = (error: string): Shaped => ({ ok: false, error });
 export async function runTransform(transform: Transform, input: unknown, bindings: TransformBindings): Promise<Shaped> {
-  const expression = compiled.get(transform);
-  if (!expression) return fail('the transform was not compiled by compileTransform');
+  if (!compiled.has(transform)) return fail('the transform was not compiled by compileTransform');
   const { headers, topic, eventId, deliveryId, taskId, source, action } = bindings;
-  const outcome = evaluate(expression, input, { headers, topic, eventId, deliveryId, taskId, source, action });
-  if (outcome === 'timeout') return fail(`the transform ran longer than ${TRANSFORM_LIMITS.timeMs} ms and was stopped: an endless loop?`);
-  if ('error' in outcome) return fail(`the transform failed${explain(outcome.error).text}`);
-  if (outcome.value === undefined) return fail('the transform gave no result: the expression matched nothing in this delivery');
-  return serialise(outcome.value);
-}
-
-class Refused extends Error {}
-/** JSONata's function values are objects marked `_jsonata_function` or `_jsonata_lambda` that hold a JS function. */
-const isFunction = (item: unknown) =>
-  typeof item === 'function' ||
-  (typeof item === 'object' && item !== null && ('_jsonata_function' in item || '_jsonata_lambda' in item) &&
-    Object.values(item).some((v) => typeof v === 'function'));
-
-/** JSON.stringify would quietly drop a function or write Infinity as null: a body the user did not mean is refused. */
-function serialise(value: unknown): Shaped {
-  const limit = TRANSFORM_LIMITS.resultBytes;
-  const tooLarge = `the transform's result is larger than ${limit} bytes, the most one task may send`;
-  let atLeast = 0; // every value, object key and string character is at least a byte: counting stops a huge result early
-  try {
-    const json = JSON.stringify(value, function (this: unknown, key: string, item: unknown) {
-      const where = key === '' ? '' : ` at "${key}"`;
-      if (isFunction(item)) throw new Refused(`the transform's result is not JSON: a function${where}`);
-      if (typeof item === 'number' && !Number.isFinite(item)) throw new Refused(`the transform's result is not JSON: ${item}${where}`);
-      atLeast += 1 + (Array.isArray(this) ? 0 : key.length) + (typeof item === 'string' ? item.length : 0);
-      if (atLeast > limit) throw new Refused(tooLarge);
-      return item;
-    });
-    const bytes = new TextEncoder().encode(json);
-    return bytes.length > limit ? fail(tooLarge) : { ok: true, bytes };
-  } catch (error) {
-    return fail(error instanceof Refused ? error.message : `the transform's result is not JSON: ${String(error)}`);
-  }
+  return thread.evaluate(transform.source, input, { headers, topic, eventId, deliveryId, taskId, source, action });
 }

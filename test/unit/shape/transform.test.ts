@@ -88,7 +88,6 @@ describe('runTransform', () => {
     }
   });
 
-  // Evaluation is synchronous inside the sandbox: a timer due now runs only once the runaway is stopped.
   it('holds the event loop no longer than the time limit, with a generous margin', async () => {
     const transform = compiled('($loop := function($n) { $loop($n + 1) }; $loop(0))');
     const scheduled = performance.now();
@@ -103,6 +102,16 @@ describe('runTransform', () => {
     for (let i = 0; i < 2; i++) expect(await runTransform(transform, {}, bindings)).toEqual({ ok: true, bytes: new TextEncoder().encode('"clean"') });
     await run('($loop := function($n) { $loop($n + 1) }; $loop(0))', {});
     expect(await run(crm, order)).toEqual({ body: '{"email":"john@example.com","name":"John Smith","external_id":"task_1","total":403}' });
+  });
+
+  // Ingest asks for many deliveries' transforms at once, and they are evaluated together (transform-thread.ts).
+  it('fails only the runaway among the transforms asked for at the same time', async () => {
+    const outcomes = await Promise.all([run(crm, order), run('($loop := function($n) { $loop($n + 1) }; $loop(0))', {}), run(crm, order, { taskId: 'task_2' })]);
+    expect(outcomes).toEqual([
+      { body: '{"email":"john@example.com","name":"John Smith","external_id":"task_1","total":403}' },
+      { error: 'the transform ran longer than 250 ms and was stopped: an endless loop?' },
+      { body: '{"email":"john@example.com","name":"John Smith","external_id":"task_2","total":403}' },
+    ]);
   });
 
   it('evaluates only what compileTransform compiled', async () => {
