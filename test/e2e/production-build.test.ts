@@ -80,7 +80,7 @@ describe('the production build, installed with --omit=dev', () => {
     it(`serves under NODE_ENV=production on ${engine.name}, accepts a signed sample, stops on SIGTERM`, async () => {
       const database = await engine.open();
       // ONCEHOOK_CONFIG unset: the example config in the install's working directory, as in the image.
-      const env = { ...database.env, NODE_ENV: 'production', ONCEHOOK_CONFIG: undefined, ONCEHOOK_ADMIN_TOKEN: undefined };
+      const env = { ...database.env, NODE_ENV: 'production', ONCEHOOK_CONFIG: undefined, ONCEHOOK_ADMIN_TOKEN: 'production-build-admin-token' };
       const installed = { cwd: app, bin: binIn(app) };
       let gateway: GatewayProcess | undefined;
       try {
@@ -92,7 +92,13 @@ describe('the production build, installed with --omit=dev', () => {
         // Accepted means the tables exist: the migrations were found in dist/ and applied.
         const sample = await runCli(['send-sample', 'shop', '--url', gateway.url, '--json', '--event-id', '7001'], env, installed);
         expect(sample.code, sample.stderr).toBe(0);
-        expect(JSON.parse(sample.stdout)).toMatchObject({ decision: 'accepted', eventId: '7001' });
+        const answer = JSON.parse(sample.stdout);
+        expect(answer).toMatchObject({ decision: 'accepted', eventId: '7001' });
+        // The example's crm-contact action has a transform: built, it runs in its worker thread from dist/ too.
+        const contact = answer.tasks.find((t: { action: string }) => t.action === 'crm-contact');
+        const view = await (await fetch(`${gateway.url}/api/tasks/${contact.id}`, { headers: { authorization: 'Bearer production-build-admin-token' } })).json();
+        expect(view.transformError).toBeNull();
+        expect(JSON.parse(view.body.text)).toMatchObject({ email: 'sample@example.com', external_id: contact.id });
 
         await gateway.stop();
         expect(gateway.child.exitCode, gateway.output()).toBe(0);
