@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
+import { addCopyDataCommand } from './copy-data.ts';
 import { EXIT } from './client.ts';
 import { foreignScheme, LOG_LEVELS, logLevel, POSTGRES_URL_FORM, urlOption, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
@@ -196,6 +197,8 @@ program
         : `applied ${result.applied} migration${result.applied === 1 ? '' : 's'}; the database has ${result.total} (${result.kind})`,
     );
   });
+
+addCopyDataCommand(program, DEFAULT_DATA_DIR);
 
 program
   .command('check-config')
