@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Db } from '../../src/store/connect.ts';
-import { CopyDataError, copyData, type CopyReport } from '../../src/store/copy/copy-data.ts';
+import { CopyDataError, copyData, type CopyEvent, type CopyReport } from '../../src/store/copy/copy-data.ts';
 import { migrate, migratePostgresAt } from '../../src/store/migrate.ts';
 import { listDeliveries } from '../../src/store/queries/deliveries.ts';
 import { rowsOf } from '../../src/store/rows.ts';
@@ -56,13 +56,14 @@ describe('copy-data: an embedded data directory into an empty PostgreSQL databas
   let before: string;
   let target: string;
   let report: CopyReport;
+  const events: CopyEvent[] = [];
 
   beforeAll(async () => {
     // More rows than one batch holds, over several transactions.
     await fillDataDir(dataDir, { deliveries: 12_000, perTransaction: 500 });
     before = treeHash(dataDir);
     target = await freshTarget();
-    report = await copyData({ dataDir, targetUrl: target });
+    report = await copyData({ dataDir, targetUrl: target, onEvent: (event) => events.push(event) });
   }, 180_000);
 
   it('copies every table of the schema row for row, transaction IDs in their order', async () => {
@@ -74,6 +75,12 @@ describe('copy-data: an embedded data directory into an empty PostgreSQL databas
     for (const table of Object.keys(source)) expect(copied[table], table).toEqual(source[table]);
     expect(report.tables.map((t) => t.name).sort()).toEqual(Object.keys(source).sort());
     expect(report.tables.find((t) => t.name === 'deliveries')?.rows).toBe(12_000);
+  });
+
+  it('says how far it got, batch by batch, and each table as it is done', () => {
+    const deliveries = events.filter((e) => 'table' in e && e.table === 'deliveries');
+    expect(deliveries.map((e) => (e.kind === 'rows' ? e.copied : e.kind))).toEqual(['table', 5_000, 10_000, 12_000, 'copied']);
+    expect(events.filter((e) => e.kind === 'copied').map((e) => 'table' in e && e.table).sort()).toEqual(report.tables.map((t) => t.name).sort());
   });
 
   it('changes nothing in the data directory', () => {
