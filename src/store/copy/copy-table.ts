@@ -8,7 +8,7 @@ import { sourceValue } from './txids.ts';
 
 /**
  * A batch's bounds. By rows, and by bytes for tables whose rows hold bodies (up to 1 MiB each): a batch is held
- * whole in memory on its way, so 5,000 large bodies must not make one. 5,000 rows went as fast as 20,000.
+ * whole in memory on its way, so 5,000 large bodies must not make one.
  */
 const BATCH = { rows: 5_000, bytes: 8 * 1024 * 1024 };
 
@@ -24,8 +24,8 @@ export type TableProgress =
  *
  * The embedded server has no statistics to plan by: standalone PostgreSQL runs no autovacuum, and so no automatic
  * ANALYZE (and analyzing the copy first took 4.7 s on 100,000 deliveries). Without them the planner took a batch's
- * `order by key limit n` for a handful of rows, and read the whole table and sorted it for every batch (tasks: 220
- * ms a batch where the primary key's index answers in 15). So while the tables are paged, plans that do not read
+ * `order by key limit n` for a handful of rows, and read the whole table and sorted it for every batch (tasks: 236
+ * ms a batch, where the primary key's index answered in 29). So while the tables are paged, plans that do not read
  * in key order are ruled out. Each table's rows are counted first, for the progress, without that rule.
  */
 export async function copyTables(
