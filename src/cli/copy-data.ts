@@ -66,8 +66,16 @@ export function addCopyDataCommand(program: Command, defaultDataDir: string): vo
       }
       const { copyData, CopyDataError } = await import('../store/copy/copy-data.ts');
       const progress = progressPrinter((line) => console.error(`copy-data: ${line}`));
+      // Stopped by a signal, the copy rolls back and removes its copy of the directory; a second signal exits at once.
+      const stop = new AbortController();
+      const onSignal = () => {
+        if (stop.signal.aborted) process.exit(1);
+        stop.abort(new CopyDataError('stopped by a signal: nothing was committed, and the target is as it was'));
+      };
+      process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
       try {
-        const report = await starting(options.to, () => copyData({ dataDir: options.dataDir, targetUrl: options.to, onEvent: progress }), '--to');
+        const copying = () => copyData({ dataDir: options.dataDir, targetUrl: options.to, onEvent: progress, signal: stop.signal });
+        const report = await starting(options.to, copying, '--to');
         console.log(options.json ? JSON.stringify(report) : summary(report, options.dataDir, databaseTarget(options.to) ?? 'the --to database'));
       } catch (error) {
         if (!(error instanceof CopyDataError)) throw error;

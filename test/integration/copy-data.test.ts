@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Db } from '../../src/store/connect.ts';
+import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
 import { CopyDataError, copyData, type CopyEvent, type CopyReport } from '../../src/store/copy/copy-data.ts';
 import { migrate, migratePostgresAt } from '../../src/store/migrate.ts';
 import { listDeliveries } from '../../src/store/queries/deliveries.ts';
@@ -46,6 +47,23 @@ const sequences = (db: Db) =>
 const count = async (db: Db, table: string) =>
   (await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${sql.identifier(table)}`))[0]!.n;
 
+/**
+ * Runs `work` with TMPDIR set to a directory of its own, where copy-data makes its copy of the data directory, and
+ * answers what is left there after: nothing, whether the copy succeeded or failed.
+ */
+async function leftInScratch(work: (scratch: string) => Promise<unknown>): Promise<string[]> {
+  const scratch = mkdtempSync(join(root, 'scratch-'));
+  const tmp = process.env.TMPDIR;
+  process.env.TMPDIR = scratch;
+  try {
+    await work(scratch);
+  } finally {
+    if (tmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmp;
+  }
+  return readdirSync(scratch);
+}
+
 afterAll(async () => {
   await Promise.all(databases.map((d) => d.drop()));
   rmSync(root, { recursive: true, force: true });
@@ -57,13 +75,16 @@ describe('copy-data: an embedded data directory into an empty PostgreSQL databas
   let target: string;
   let report: CopyReport;
   const events: CopyEvent[] = [];
+  let left: string[];
 
   beforeAll(async () => {
     // More rows than one batch holds, over several transactions.
     await fillDataDir(dataDir, { deliveries: 12_000, perTransaction: 500 });
     before = treeHash(dataDir);
     target = await freshTarget();
-    report = await copyData({ dataDir, targetUrl: target, onEvent: (event) => events.push(event) });
+    left = await leftInScratch(async () => {
+      report = await copyData({ dataDir, targetUrl: target, onEvent: (event) => events.push(event) });
+    });
   }, 180_000);
 
   it('copies every table of the schema row for row, transaction IDs in their order', async () => {
@@ -83,8 +104,10 @@ describe('copy-data: an embedded data directory into an empty PostgreSQL databas
     expect(events.filter((e) => e.kind === 'copied').map((e) => 'table' in e && e.table).sort()).toEqual(report.tables.map((t) => t.name).sort());
   });
 
-  it('changes nothing in the data directory', () => {
+  it('changes nothing in the data directory, and leaves neither its copy nor a lock behind', () => {
     expect(treeHash(dataDir)).toBe(before);
+    expect(left).toEqual([]);
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
   });
 
   it('leaves each sequence where the data directory had it, past IDs given out and since deleted', async () => {
@@ -144,6 +167,17 @@ describe('copy-data refuses', () => {
     }
   });
 
+  it('a target an oncehook gateway is connected to', async () => {
+    const url = await freshTarget();
+    const gateway = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: 'oncehook' } });
+    try {
+      await gateway`select 1`;
+      await expect(copyData({ dataDir, targetUrl: url })).rejects.toThrow(/a gateway is connected to the target database \(its sessions \d+\): stop it/);
+    } finally {
+      await gateway.end();
+    }
+  });
+
   it("a data directory at an older release's schema, and says how to bring it up, changing nothing in it", async () => {
     const older = join(root, 'older');
     const store = await openStore({ dataDir: older });
@@ -178,6 +212,31 @@ describe('copy-data refuses', () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe('copy-data stopped midway', () => {
+  it('rolls back, and removes its copy of the data directory and its lock', async () => {
+    const dataDir = join(root, 'stopped');
+    await fillDataDir(dataDir, { deliveries: 20, perTransaction: 10 });
+    const url = await freshTarget();
+    const stop = new AbortController();
+    const reason = new CopyDataError('stopped');
+    let meanwhile: string[] = [];
+    const left = await leftInScratch(async (scratch) => {
+      const onEvent = (event: CopyEvent) => {
+        if (event.kind !== 'rows' || stop.signal.aborted) return;
+        meanwhile = readdirSync(scratch);
+        stop.abort(reason);
+      };
+      await expect(copyData({ dataDir, targetUrl: url, signal: stop.signal, onEvent })).rejects.toBe(reason);
+    });
+    expect(meanwhile).toHaveLength(1);
+    expect(left).toEqual([]);
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+    const rows = await onTarget(url, everyRow);
+    expect(Object.values(rows).flat()).toEqual([]);
+    expect(Object.keys(rows)).toContain('deliveries');
   });
 });
 

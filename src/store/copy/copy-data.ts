@@ -18,6 +18,8 @@ export interface CopyOptions {
   dataDir: string;
   targetUrl: string;
   onEvent?: (event: CopyEvent) => void;
+  /** Stops the copy at its next step or batch, with the signal's reason, rolled back; once committed, no longer. */
+  signal?: AbortSignal;
 }
 
 export interface CopyReport {
@@ -50,7 +52,12 @@ const LOCK_NOT_AVAILABLE = '55P03';
 export async function copyData(options: CopyOptions): Promise<CopyReport> {
   const { dataDir, targetUrl } = options;
   const started = performance.now();
-  const say = (event: CopyEvent) => options.onEvent?.(event);
+  let committed = false;
+  // Every event is a step or a batch done: where a stop is honoured, until the commit.
+  const say = (event: CopyEvent) => {
+    if (!committed) options.signal?.throwIfAborted();
+    options.onEvent?.(event);
+  };
   if (!holdsDatabase(dataDir)) {
     throw new CopyDataError(`no embedded database in ${dataDir} (it has no PG_VERSION): pass the directory the gateway stored in, --data-dir DIR or ONCEHOOK_DATA_DIR`);
   }
@@ -77,6 +84,7 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
     const transactions = await countTransactions(source.query, tables);
     const idsUsed = await makeRoom(targetUrl, transactions);
     const copied = await target.begin((tx) => copyInto(tx, source!, tables, transactions, say));
+    committed = true;
     say({ kind: 'step', message: 'analyzing the target, so its first queries are planned on its statistics' });
     await target`analyze`;
     return { ...copied, transactions, idsUsed, migrations: known.length, ms: performance.now() - started };
