@@ -10,7 +10,12 @@ const PROGRESS_EVERY_MS = 2_000;
 const count = (n: number) => n.toLocaleString('en-US');
 const perSecond = (rows: number, ms: number) => (ms > 0 ? count(Math.round((rows * 1000) / ms)) : '–');
 
-/** Prints copy-data's progress on stderr: each step, each table as it starts and ends, and a large one on its way. */
+const rowCount = (n: number) => (n === 0 ? 'no rows' : `${count(n)} row${n === 1 ? '' : 's'}`);
+
+/**
+ * Prints copy-data's progress on stderr: each step, a line for each table once copied, and one every few seconds
+ * while a large table is on its way.
+ */
 function progressPrinter(write: (line: string) => void): (event: CopyEvent) => void {
   let tableStarted = 0;
   let lastLine = 0;
@@ -21,15 +26,14 @@ function progressPrinter(write: (line: string) => void): (event: CopyEvent) => v
         return write(event.message);
       case 'table':
         tableStarted = lastLine = now;
-        return write(`${event.table}: ${event.total === 0 ? 'no rows' : `${count(event.total)} row${event.total === 1 ? '' : 's'}`}`);
+        return;
       case 'rows':
         if (now - lastLine < PROGRESS_EVERY_MS || event.copied === event.total) return;
         lastLine = now;
-        return write(`${event.table}: ${count(event.copied)} of ${count(event.total)} (${perSecond(event.copied, now - tableStarted)} rows/s)`);
+        return write(`${event.table}: ${count(event.copied)} of ${count(event.total)} rows (${perSecond(event.copied, now - tableStarted)} rows/s)`);
       case 'copied':
-        if (event.rows === 0) return;
         // A rate over a table of a few rows measures the round trips, not the copy.
-        return write(`${event.table}: copied in ${(event.ms / 1000).toFixed(1)} s${event.ms >= 1000 ? ` (${perSecond(event.rows, event.ms)} rows/s)` : ''}`);
+        return write(`${event.table}: ${rowCount(event.rows)}${event.ms >= 1000 ? ` in ${(event.ms / 1000).toFixed(1)} s (${perSecond(event.rows, event.ms)} rows/s)` : ''}`);
     }
   };
 }

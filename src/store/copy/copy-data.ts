@@ -83,6 +83,7 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
     if (differences.length > 0) throw new CopyDataError(`the data directory's tables are not the target's after migrating it:\n  ${differences.join('\n  ')}`);
     const transactions = await countTransactions(source.query, tables);
     const idsUsed = await makeRoom(targetUrl, transactions);
+    if (idsUsed > 0) say({ kind: 'step', message: `used up ${idsUsed} transaction IDs of the young target, so that the rows' ${transactions} fit below the copy's own` });
     const copied = await target.begin((tx) => copyInto(tx, source!, tables, transactions, say));
     committed = true;
     say({ kind: 'step', message: 'analyzing the target, so its first queries are planned on its statistics' });
