@@ -148,14 +148,14 @@ describe('copy-data: an embedded data directory into an empty PostgreSQL databas
   });
 });
 
-describe('copy-data refuses', () => {
+describe('copy-data on a small data directory', () => {
   const dataDir = join(root, 'small');
 
   beforeAll(async () => {
     await fillDataDir(dataDir, { deliveries: 20, perTransaction: 10 });
   }, 60_000);
 
-  it('a database with tables of another application, before writing anything to it', async () => {
+  it('refuses a database with tables of another application, before writing anything to it', async () => {
     const url = await freshTarget();
     const client = postgres(url, { max: 1, onnotice: () => {} });
     try {
@@ -167,7 +167,7 @@ describe('copy-data refuses', () => {
     }
   });
 
-  it('a target an oncehook gateway is connected to', async () => {
+  it('refuses a target an oncehook gateway is connected to', async () => {
     const url = await freshTarget();
     const gateway = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: 'oncehook' } });
     try {
@@ -178,7 +178,7 @@ describe('copy-data refuses', () => {
     }
   });
 
-  it("a data directory at an older release's schema, and says how to bring it up, changing nothing in it", async () => {
+  it("refuses a data directory at an older release's schema, and says how to bring it up, changing nothing in it", async () => {
     const older = join(root, 'older');
     const store = await openStore({ dataDir: older });
     await migrate(store, undefined, releasedUpTo('0016_handshake_receipts'));
@@ -191,13 +191,13 @@ describe('copy-data refuses', () => {
     expect(treeHash(older)).toBe(hash);
   });
 
-  it('no directory without an embedded database in it, creating nothing', async () => {
+  it('refuses a directory without an embedded database in it, creating nothing', async () => {
     const missing = join(root, 'missing');
     await expect(copyData({ dataDir: missing, targetUrl: await freshTarget() })).rejects.toThrow(/no embedded database in .*missing/);
     expect(existsSync(missing)).toBe(false);
   });
 
-  it('to commit anything when the target refuses a row: its tables are left empty, their triggers on', async () => {
+  it('commits nothing when the target refuses a row: its tables are left empty, their triggers on', async () => {
     const url = await freshTarget();
     await migratePostgresAt(url);
     const client = postgres(url, { max: 1, onnotice: () => {} });
@@ -213,12 +213,8 @@ describe('copy-data refuses', () => {
       await client.end();
     }
   });
-});
 
-describe('copy-data stopped midway', () => {
-  it('rolls back, and removes its copy of the data directory and its lock', async () => {
-    const dataDir = join(root, 'stopped');
-    await fillDataDir(dataDir, { deliveries: 20, perTransaction: 10 });
+  it('stopped midway, rolls back, removes its copy of the data directory and its lock, and can simply be run again', async () => {
     const url = await freshTarget();
     const stop = new AbortController();
     const reason = new CopyDataError('stopped');
@@ -237,6 +233,9 @@ describe('copy-data stopped midway', () => {
     const rows = await onTarget(url, everyRow);
     expect(Object.values(rows).flat()).toEqual([]);
     expect(Object.keys(rows)).toContain('deliveries');
+    // Migrated and empty, the target is taken as it is.
+    await copyData({ dataDir, targetUrl: url });
+    expect(await onTarget(url, everyRow)).toEqual(await readCopy(dataDir, everyRow));
   });
 });
 
