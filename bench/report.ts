@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { LatencySummary } from './histogram.ts';
 import type { BenchOptions } from './options.ts';
 import type { CpuShares } from './proc.ts';
-import { longestStepMs, type DrainResult, type IdleLatency, type Results } from './phases/context.ts';
+import { longestStepMs, type DrainResult, type IdleLatency, type Results, type WholeJobRun } from './phases/context.ts';
 import { median } from './phases/rss-drift.ts';
 import { cpuUsPerDelivery, type ShapeFigures, type ShapeName } from './phases/shaped-cost.ts';
 
@@ -29,6 +29,7 @@ export function ratios(r: Results): Ratio[] {
   const ingest = r.ingest?.load.acceptedPerSecond ?? null;
   const forwarded = r.forward?.measured ? r.forward.work.perSecond : null;
   const div = (a: number | null, b: number | null | undefined) => (a !== null && b ? a / b : null);
+  const whole = r['whole-job'];
   const shaped = (shape: ShapeName) => r['ingest-shaped']?.figures.find((f) => f.shape === shape)?.vsPlain ?? null;
   return [
     { name: 'ingest (accepted/s) ÷ (a) pgbench tps', value: div(ingest, r.pgbench?.tps), unit: 'x', target: { op: '≥', value: 1 } },
@@ -45,6 +46,8 @@ export function ratios(r: Results): Ratio[] {
     { name: 'forwarding ÷ (e) forwarding ceiling', value: div(forwarded, r['forward-ceiling']?.best.perSecond), unit: 'x', target: null },
     { name: 'storm p99', value: r.storm?.load.latencyMs.p99 ?? null, unit: 'ms', target: { op: '<', value: 200 } },
     { name: 'storm p99 ÷ (b) bare Hono storm p99', value: div(r.storm?.load.latencyMs.p99 ?? null, r.http?.storm.latencyMs.p99), unit: 'x', target: null },
+    { name: 'whole job: oncehook ÷ Hono + pg-boss, forwarded in the window', value: whole ? wholeJobRatio(whole.oncehook, whole.peer) : null, unit: 'x', target: null },
+    { name: 'whole job: oncehook on embedded PGlite ÷ Hono + pg-boss', value: whole ? wholeJobRatio(whole.embedded, whole.peer) : null, unit: 'x', target: null },
     { name: 'soak RSS growth', value: r.soak ? r.soak.growth * 100 : null, unit: '%', target: { op: '<', value: 10 } },
   ];
 }
@@ -68,6 +71,20 @@ function shapeLine(f: ShapeFigures): string {
   const added = f.addedCpuUs === null ? '' : `, ${f.addedCpuUs >= 0 ? '+' : '−'}${us(Math.abs(f.addedCpuUs))}`;
   return `${f.shape}: ${int(f.acceptedPerSecond)} accepted/s${beside(v?.acceptedPerSecond ?? null)}, ack p50 ${ms(f.p50Ms)} ms${beside(v?.p50Ms ?? null)}  p99 ${ms(f.p99Ms)} ms${beside(v?.p99Ms ?? null)}, gateway CPU ${us(f.cpuUsPerDelivery)} per delivery${v ? ` (${times(v.cpuUsPerDelivery)}${added})` : ''}`;
 }
+
+/** Forwarded within the window, one gateway ÷ another; null when the other forwarded nothing. */
+export const wholeJobRatio = (a: WholeJobRun, b: WholeJobRun) => (b.forwardedPerSecond > 0 ? a.forwardedPerSecond / b.forwardedPerSecond : null);
+
+const wholeJobLines = (w: WholeJobRun) => {
+  const c = w.cpu;
+  return [
+    `${w.gateway} on ${w.engine}: ${int(w.forwardedPerSecond)} forwarded/s within the window, ${int(w.load.acceptedPerSecond)} accepted/s, ack ${lat(w.load.latencyMs)}`,
+    `    errors ${w.load.errors}; decisions as expected: ${w.decisionsAsExpected ? 'yes' : 'NO'} ${JSON.stringify(w.load.decisions)}; ${
+      w.drainAfterMs === null ? 'the rest not forwarded within a minute of the load' : `the rest forwarded ${(w.drainAfterMs / 1000).toFixed(1)} s after it`
+    }`,
+    `    ${c ? `CPU: gateway ${pct(c.processes.gateway)} of a core, downstream ${pct(c.processes.downstream)}, postgres ${pct(c.postgres)}, machine ${pct(c.machine)} of ${c.cores} cores` : 'CPU not measured'}; peak RSS ${mib(w.peakRssBytes)}`,
+  ];
+};
 
 const drainCpuLine = ({ cpu }: DrainResult) =>
   `CPU: worker ${pct(cpu.processes.worker)} of a core, downstream ${pct(cpu.processes.downstream)}, postgres ${pct(cpu.postgres)}, machine ${pct(cpu.machine)} of ${cpu.cores} cores`;
@@ -175,6 +192,15 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
         `tuning: serve --role worker --concurrency ${o.workerConcurrency}`,
       ]]);
     }
+  }
+  const whole = r['whole-job'];
+  if (whole) {
+    const { oncehook, peer, embedded, peerSettings: b } = whole;
+    rows.push(['the whole job (receive and forward, one process)', `${times(wholeJobRatio(oncehook, peer))} the peer's forwarded`, [
+      ...[oncehook, peer, embedded].flatMap(wholeJobLines),
+      `oncehook on embedded PGlite ÷ the peer on PostgreSQL: ${times(wholeJobRatio(embedded, peer))}`,
+      `tuning: oncehook serve --concurrency ${whole.workerConcurrency}; the peer pg-boss ${b.version}, batchSize ${b.batchSize}, ${b.workers} workers, polling ${b.pollingIntervalSeconds} s, pool ${b.poolMax}, fetch on ${b.connections} connections`,
+    ]]);
   }
   if (r.embedded) {
     const e = r.embedded;
