@@ -53,7 +53,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     .description(
       'Measures oncehook beside its ceilings in one run: pgbench (the durable-commit ceiling), a bare Hono echo ' +
         '(the HTTP ceiling), oncehook ingest, a duplicate storm, pg-boss, a bare undici sender (the forwarding ceiling), ' +
-        'oncehook forwarding, and the whole job against a Hono + pg-boss gateway; prints the ratios.',
+        'oncehook forwarding, and the whole job against a Hono + pg-boss gateway; prints the ratios and the targets.',
     )
     .addOption(new Option('--concurrency <n>', 'clients at once, in every phase').default(32).argParser(positiveInt))
     .addOption(new Option('--duration <seconds>', 'measured seconds per phase').default(15).argParser(positiveInt))
