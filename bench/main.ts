@@ -23,6 +23,7 @@ import { runPgBoss } from './phases/pgboss.ts';
 import { runPgbench, runPgbenchNotify } from './phases/pgbench.ts';
 import { runSoak } from './phases/soak.ts';
 import { runStorm } from './phases/storm.ts';
+import { runWholeJob } from './phases/whole-job.ts';
 import { dropLeftovers, serverSettings } from './postgres.ts';
 import { idleBusyShare } from './proc.ts';
 import { renderReport, writeJson, type Environment } from './report.ts';
@@ -34,7 +35,7 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
-const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'embedded', 'soak', 'embedded-soak', 'copy-data']);
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
@@ -46,6 +47,7 @@ const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promis
   pgboss: { title: '(c) pg-boss: send, then work and forward', run: runPgBoss },
   'forward-ceiling': { title: '(e) forwarding ceiling: the same requests from a bare undici pool, no queue, no database', run: runForwardCeiling },
   forward: { title: '(d) oncehook forwarding', run: runForward },
+  'whole-job': { title: 'the whole job: one process receiving and forwarding, oncehook against Hono + pg-boss', run: runWholeJob },
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },
   'embedded-soak': { title: "embedded soak: npm start's deployment at a steady rate, PGlite's upkeep pauses watched", run: runEmbeddedSoak },

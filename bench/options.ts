@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { LOG_LEVELS } from '../src/cli/options.ts';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'embedded', 'soak', 'embedded-soak', 'copy-data'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {
@@ -54,8 +54,8 @@ export function parseOptions(argv: string[]): BenchOptions {
   const program = new Command('npm run bench --')
     .description(
       'Measures oncehook beside its ceilings in one run: pgbench (the durable-commit ceiling), a bare Hono echo ' +
-        '(the HTTP ceiling), oncehook ingest, a duplicate storm, pg-boss, a bare undici sender (the forwarding ceiling) ' +
-        'and oncehook forwarding; prints the ratios.',
+        '(the HTTP ceiling), oncehook ingest, a duplicate storm, pg-boss, a bare undici sender (the forwarding ceiling), ' +
+        'oncehook forwarding, and the whole job against a Hono + pg-boss gateway; prints the ratios and the targets.',
     )
     .addOption(new Option('--concurrency <n>', 'clients at once, in every phase').default(32).argParser(positiveInt))
     .addOption(new Option('--duration <seconds>', 'measured seconds per phase').default(15).argParser(positiveInt))

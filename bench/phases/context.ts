@@ -73,6 +73,43 @@ export interface EmbeddedResult extends GatewayFigures {
   drainAfterMs: number | null;
 }
 
+/** One gateway doing the whole job under the ingest load: receiving, and forwarding in the same process. */
+export interface WholeJobRun {
+  gateway: 'oncehook' | 'Hono + pg-boss';
+  engine: 'PostgreSQL' | 'embedded PGlite';
+  load: LoadResult;
+  /** Requests the downstream received between the opening and the closing of the load's measured window. */
+  forwardedInWindow: number;
+  forwardedPerSecond: number;
+  /** No errors, every new delivery accepted and every replay answered as a duplicate. */
+  decisionsAsExpected: boolean;
+  /** How long after the load the downstream had every accepted task; null when it had not within a minute. */
+  drainAfterMs: number | null;
+  /** The gateway and the downstream by name, PostgreSQL, the machine, over the measured window. */
+  cpu: CpuShares | null;
+  peakRssBytes: number | null;
+}
+
+/** The peer's tuning: pg-boss's batches and workers as in (c), and its forwarding connections. */
+export interface PeerSettings {
+  version: string;
+  batchSize: number;
+  workers: number;
+  pollingIntervalSeconds: number;
+  poolMax: number;
+  connections: number;
+}
+
+/** oncehook doing the whole job on PostgreSQL, the Hono + pg-boss peer on the same load, and oncehook on PGlite. */
+export interface WholeJobResult {
+  oncehook: WholeJobRun;
+  peer: WholeJobRun;
+  embedded: WholeJobRun;
+  peerSettings: PeerSettings;
+  /** `serve --concurrency` of both oncehook runs. */
+  workerConcurrency: number;
+}
+
 export interface StormResult extends GatewayFigures {
   load: LoadResult;
   exactlyOneAccepted: boolean;
@@ -205,6 +242,7 @@ export interface Results {
   pgboss?: PgBossResult;
   'forward-ceiling'?: ForwardCeilingResult;
   forward?: ForwardResult;
+  'whole-job'?: WholeJobResult;
   embedded?: EmbeddedResult;
   soak?: SoakResult;
   'embedded-soak'?: EmbeddedSoakResult;

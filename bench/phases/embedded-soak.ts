@@ -8,7 +8,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogTail } from '../log-tail.ts';
-import { mib } from '../report.ts';
+import { mib } from '../format.ts';
 import { runLoad } from '../load/run.ts';
 import { RssSampler } from '../proc.ts';
 import { longestStepMs, progressLine, type Context, type EmbeddedSoakResult, type SoakWindow, type UpkeepPass } from './context.ts';

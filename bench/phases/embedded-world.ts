@@ -17,7 +17,13 @@ export interface EmbeddedWorld {
  * What `npm start` runs — one gateway process on embedded PGlite in a fresh data directory, receiving and
  * forwarding — with a downstream for its action; all stopped and removed when `run` ends.
  */
-export async function withEmbeddedGateway<T>(ctx: Context, label: string, run: (world: EmbeddedWorld) => Promise<T>): Promise<T> {
+export async function withEmbeddedGateway<T>(
+  ctx: Context,
+  label: string,
+  run: (world: EmbeddedWorld) => Promise<T>,
+  /** `serve --concurrency`; serve's own default when unset, as `npm start` runs. */
+  concurrency?: number,
+): Promise<T> {
   const dataDir = mkdtempSync(join(ctx.tmpDir, 'pglite-'));
   const downstream = await startDownstream(ctx.cleanup);
   try {
@@ -27,6 +33,7 @@ export async function withEmbeddedGateway<T>(ctx: Context, label: string, run: (
       databaseUrl: null,
       dataDir,
       role: 'all',
+      concurrency,
       logFile: join(ctx.tmpDir, `${label}.log`),
       logLevel: ctx.options.gatewayLogLevel,
       profileDir: ctx.profileDir,

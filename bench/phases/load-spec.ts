@@ -26,9 +26,10 @@ export function closedLoop(ctx: Context, target: { label: string; origin: string
   };
 }
 
-/** No errors, every new delivery `accepted` and every replay a `duplicate_delivery`: what the gateway must answer. */
-export function decidedAsSent(load: LoadResult): boolean {
-  return (
-    load.errors === 0 && (load.decisions.accepted ?? 0) === load.sent.unique && (load.decisions.duplicate_delivery ?? 0) === load.sent.duplicates
-  );
+/**
+ * No errors, every new delivery `accepted` and every replay answered `duplicate`: what the gateway must answer.
+ * oncehook names a replay `duplicate_delivery`; a gateway that cannot tell a delivery from an event, another word.
+ */
+export function decidedAsSent(load: LoadResult, duplicate = 'duplicate_delivery'): boolean {
+  return load.errors === 0 && (load.decisions.accepted ?? 0) === load.sent.unique && (load.decisions[duplicate] ?? 0) === load.sent.duplicates;
 }
