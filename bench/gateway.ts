@@ -14,6 +14,9 @@ const BIN = join(REPO, 'bin', 'oncehook.js');
 /** What a deployment runs: `npm run build`'s output. */
 const BUILT = join(REPO, 'dist', 'src', 'cli', 'main.js');
 
+/** The `oncehook` a bench runs: the build (see buildGateway), or the sources through tsx with `--sources`. */
+export const oncehookScript = (sources: boolean) => (sources ? BIN : BUILT);
+
 /**
  * Builds the production output the gateways run. Measured against the same gateway run through tsx (which
  * keeps every function's name by wrapping each closure as it is made), the build is what deploys and what
@@ -83,7 +86,7 @@ export async function startGateway(options: {
   const { role } = options;
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const port = await unusedPort();
-  const args = [...profile, options.sources ? BIN : BUILT, 'serve', '--port', String(port), '--host', '127.0.0.1', '--config', options.configFile];
+  const args = [...profile, oncehookScript(options.sources), 'serve', '--port', String(port), '--host', '127.0.0.1', '--config', options.configFile];
   args.push('--role', role);
   if (options.concurrency !== undefined && role !== 'web') args.push('--concurrency', String(options.concurrency));
   // The gateway runs as the bench says, whatever ONCEHOOK_* settings the shell that started the bench has.

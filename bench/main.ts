@@ -11,6 +11,7 @@ import { buildGateway } from './gateway.ts';
 import { Cleanup } from './cleanup.ts';
 import { parseOptions, type PhaseName } from './options.ts';
 import type { Context, Results } from './phases/context.ts';
+import { runCopyData } from './phases/copy-data.ts';
 import { runEmbedded } from './phases/embedded.ts';
 import { runEmbeddedSoak } from './phases/embedded-soak.ts';
 import { runForward } from './phases/forward.ts';
@@ -34,7 +35,7 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
-const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak']);
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
@@ -50,6 +51,7 @@ const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promis
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },
   'embedded-soak': { title: "embedded soak: npm start's deployment at a steady rate, PGlite's upkeep pauses watched", run: runEmbeddedSoak },
+  'copy-data': { title: 'copy-data: an embedded data directory copied into PostgreSQL by the real CLI', run: runCopyData },
 };
 
 function git(args: string[]): string {

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { LOG_LEVELS } from '../src/cli/options.ts';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {
@@ -16,6 +16,8 @@ export interface BenchOptions {
   embeddedSoakSeconds: number;
   /** Deliveries per second the embedded soak sends, new and replayed together. */
   embeddedSoakRate: number;
+  /** Deliveries in the embedded data directory the copy-data phase copies. */
+  copyDeliveries: number;
   json: boolean;
   cpuProf: boolean;
   pgUrl: string;
@@ -81,6 +83,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     .addOption(
       new Option('--embedded-soak-rate <n>', 'deliveries per second in the embedded soak').default(250).argParser(positiveInt),
     )
+    .addOption(
+      new Option('--copy-deliveries <n>', 'deliveries (each with its task and keys) in the data directory copy-data copies').default(100_000).argParser(positiveInt),
+    )
     .addOption(new Option('--json', 'also write the figures to bench/results/<timestamp>.json'))
     .addOption(new Option('--cpu-prof', 'profile every gateway; profiles go to bench/results/<timestamp>-profiles/'))
     .addOption(
@@ -116,8 +121,9 @@ export function parseOptions(argv: string[]): BenchOptions {
   const { soak, embeddedSoak, only, ...o } = program.opts<
     Omit<BenchOptions, 'phases'> & { only?: PhaseName[]; soak?: boolean; embeddedSoak?: boolean }
   >();
-  // The soaks take minutes: they run when asked for, by their flag or by name.
-  const asked: Partial<Record<PhaseName, boolean>> = { soak: Boolean(soak), 'embedded-soak': Boolean(embeddedSoak) };
+  // The soaks take minutes: they run when asked for, by their flag or by name. So does copy-data, which measures no
+  // ceiling and spends a minute recording the directory it copies.
+  const asked: Partial<Record<PhaseName, boolean>> = { soak: Boolean(soak), 'embedded-soak': Boolean(embeddedSoak), 'copy-data': false };
   const chosen = only ?? PHASES.filter((p) => asked[p] ?? true);
   for (const p of PHASES) if (asked[p] && !chosen.includes(p)) chosen.push(p);
   return {

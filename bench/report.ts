@@ -229,6 +229,17 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       forwardedLine(es),
     ]]);
   }
+  const cd = r['copy-data'];
+  if (cd) {
+    const total = cd.tables.reduce((sum, t) => sum + t.rows, 0);
+    const deliveries = cd.tables.find((t) => t.name === 'deliveries');
+    const rate = (t: { rows: number; ms: number }) => `${int((t.rows * 1000) / t.ms)}/s`;
+    rows.push([`copy-data (${int(cd.deliveries)} deliveries)`, deliveries ? `${rate(deliveries)} deliveries` : 'n/a', [
+      `${int(total)} rows in ${(cd.copyMs / 1000).toFixed(1)} s (${(cd.wallMs / 1000).toFixed(1)} s with the process's start), ${int((total * 1000) / cd.copyMs)} rows/s overall; data directory ${mib(cd.dataBytes)}`,
+      `per table: ${cd.tables.filter((t) => t.rows >= 1000).map((t) => `${t.name} ${rate(t)}`).join(', ')}`,
+      `peak RSS ${mib(cd.peakRssBytes)}`,
+    ]]);
+  }
   return rows;
 }
 

@@ -86,6 +86,20 @@ const repairs = [
       ],
     ],
   },
+  {
+    // Upstream issue porsager/postgres#1173, unfixed in 3.4.9: a COPY FROM STDIN that the server refuses after the
+    // last row was sent never settles its writable. Its final callback waits for a CommandComplete that never comes,
+    // so the caller waits for ever, and inside sql.begin() no ROLLBACK is sent: `oncehook copy-data` would hang on a
+    // row its target refused, holding the target's tables locked. Settled now with the server's error, so the
+    // writable fails and the transaction rolls back.
+    name: 'a refused COPY FROM STDIN fails its writable',
+    edits: [
+      [
+        '  function errored(err) {\n    stream && (stream.destroy(err), stream = null)\n',
+        '  function errored(err) {\n    /* oncehook: a refused COPY FROM STDIN fails its writable */\n    final && (final(err), final = null)\n    stream && (stream.destroy(err), stream = null)\n',
+      ],
+    ],
+  },
 ];
 
 for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {

@@ -219,6 +219,18 @@ export interface EmbeddedSoakResult extends RssDrift {
   drainAfterMs: number | null;
 }
 
+/** copy-data of a large embedded directory into PostgreSQL. */
+export interface CopyDataResult {
+  deliveries: number;
+  /** The data directory on disk. */
+  dataBytes: number;
+  /** The command from start to exit, and the copy as it measured itself (from the lock to the analyze). */
+  wallMs: number;
+  copyMs: number;
+  tables: { name: string; rows: number; ms: number }[];
+  peakRssBytes: number | null;
+}
+
 export interface Results {
   pgbench?: PgbenchResult;
   /** (a) with ingest's pg_notify in each transaction. */
@@ -234,4 +246,5 @@ export interface Results {
   embedded?: EmbeddedResult;
   soak?: SoakResult;
   'embedded-soak'?: EmbeddedSoakResult;
+  'copy-data'?: CopyDataResult;
 }

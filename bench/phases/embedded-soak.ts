@@ -115,7 +115,8 @@ function upkeepPassOf(line: string, windowWallAt: number): UpkeepPass[] {
   return [{ atSeconds: (entry.time - windowWallAt) / 1000, ms: entry.ms }];
 }
 
-function bytesUnder(dir: string): number {
+/** The bytes of every file under `dir`. */
+export function bytesUnder(dir: string): number {
   let bytes = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;

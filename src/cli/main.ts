@@ -6,8 +6,9 @@ import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
 import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
+import { addCopyDataCommand } from './copy-data.ts';
 import { EXIT } from './client.ts';
-import { LOG_LEVELS, logLevel, urlOption, wholeNumber } from './options.ts';
+import { foreignScheme, LOG_LEVELS, logLevel, POSTGRES_URL_FORM, urlOption, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -31,17 +32,14 @@ function adminTokens() {
 }
 
 /**
- * DATABASE_URL, refused like a value on the command line (exit 2) when it names a scheme other than PostgreSQL's:
- * the driver reads every URL as PostgreSQL's, so a mysql:// one got as far as a database "not found" there. Only
- * the scheme is said; the rest holds the password.
+ * DATABASE_URL, refused like a value on the command line (exit 2) when it names a scheme other than PostgreSQL's.
+ * Only the scheme is said; the rest holds the password.
  */
 function databaseUrl(): string | undefined {
   const url = process.env.DATABASE_URL;
-  const scheme = url?.match(/^([a-z][a-z\d+.-]*):\/\//i)?.[1];
-  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
-    program.error(`DATABASE_URL is a ${scheme}:// URL, not PostgreSQL's: write it as postgres://USER:PASSWORD@HOST:5432/DATABASE (or postgresql://)`, {
-      exitCode: EXIT.usage,
-    });
+  const scheme = url === undefined ? null : foreignScheme(url);
+  if (scheme !== null) {
+    program.error(`DATABASE_URL is a ${scheme}:// URL, not PostgreSQL's: write it as ${POSTGRES_URL_FORM}`, { exitCode: EXIT.usage });
   }
   return url;
 }
@@ -199,6 +197,8 @@ program
         : `applied ${result.applied} migration${result.applied === 1 ? '' : 's'}; the database has ${result.total} (${result.kind})`,
     );
   });
+
+addCopyDataCommand(program, DEFAULT_DATA_DIR);
 
 program
   .command('check-config')

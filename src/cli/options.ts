@@ -32,3 +32,16 @@ export function logLevel(value: string): string {
   if (!LOG_LEVELS.includes(level)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
   return level;
 }
+
+/**
+ * The scheme of `url` when it names one other than PostgreSQL's, which the driver would read as PostgreSQL's all the
+ * same: a mysql:// URL got as far as a database "not found" there. Null for a PostgreSQL URL, or one with no scheme.
+ * Checked in the command's action, not by an argParser, whose message would print the URL, password and all.
+ */
+export function foreignScheme(url: string): string | null {
+  const scheme = url.match(/^([a-z][a-z\d+.-]*):\/\//i)?.[1];
+  return scheme !== undefined && !/^postgres(ql)?$/i.test(scheme) ? scheme : null;
+}
+
+/** How a PostgreSQL URL is written, for the messages that refuse another. */
+export const POSTGRES_URL_FORM = 'postgres://USER:PASSWORD@HOST:5432/DATABASE (or postgresql://)';

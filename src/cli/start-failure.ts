@@ -61,14 +61,14 @@ const LAST_HOST: Record<string, string> = {
   EHOSTUNREACH: 'did not answer',
 };
 
-function databaseFailure(error: SystemError, databaseUrl: string): StartFailure | null {
+function databaseFailure(error: SystemError, databaseUrl: string, setting: string): StartFailure | null {
   // Node's invalid-URL error carries the URL itself (`input`), password and all: none of it is repeated.
   if (error.code === 'ERR_INVALID_URL' || error.name === 'URIError') {
-    return new StartFailure('DATABASE_URL is not a URL — write it as postgres://USER:PASSWORD@HOST:5432/DATABASE, percent-encoding @ : / ? # % in the password');
+    return new StartFailure(`${setting} is not a URL — write it as postgres://USER:PASSWORD@HOST:5432/DATABASE, percent-encoding @ : / ? # % in the password`);
   }
   const target = databaseTarget(databaseUrl);
   if (target === null) {
-    return new StartFailure('DATABASE_URL cannot be read: its password holds a "?" or "#" — percent-encode it (%3F, %23), and any @ : / % too');
+    return new StartFailure(`${setting} cannot be read: its password holds a "?" or "#" — percent-encode it (%3F, %23), and any @ : / % too`);
   }
   const at = `PostgreSQL at ${target}`;
   // PostgreSQL's own messages name the database or user at fault and never the password.
@@ -81,47 +81,50 @@ function databaseFailure(error: SystemError, databaseUrl: string): StartFailure 
   const last = typeof error.code === 'string' ? LAST_HOST[error.code] : undefined;
   if (target.includes(',') && last) {
     return new StartFailure(
-      `cannot reach ${at}: no host there took the connection${wanted ? ` as target_session_attrs=${wanted} asks` : ''} (the last one tried ${last}) — during a failover, start again once the standby is promoted; otherwise check the hosts in DATABASE_URL`,
+      `cannot reach ${at}: no host there took the connection${wanted ? ` as target_session_attrs=${wanted} asks` : ''} (the last one tried ${last}) — during a failover, start again once the standby is promoted; otherwise check the hosts in ${setting}`,
     );
   }
   switch (error.code) {
     case '3D000':
-      return new StartFailure(`cannot reach ${at}: ${said} — create it first, or correct the database in DATABASE_URL`);
+      return new StartFailure(`cannot reach ${at}: ${said} — create it first, or correct the database in ${setting}`);
     case '28P01':
-      return new StartFailure(`${at} refused the login: ${said} — correct the user or password in DATABASE_URL`);
+      return new StartFailure(`${at} refused the login: ${said} — correct the user or password in ${setting}`);
     // Also "no pg_hba.conf entry for host …": the user may be right and the server not admit this host.
     case '28000':
-      return new StartFailure(`${at} refused the login: ${said} — check the user in DATABASE_URL, and that the server's pg_hba.conf admits this host (and its sslmode)`);
+      return new StartFailure(`${at} refused the login: ${said} — check the user in ${setting}, and that the server's pg_hba.conf admits this host (and its sslmode)`);
     case 'ECONNREFUSED':
-      return new StartFailure(`cannot reach ${at}: connection refused — start PostgreSQL there, or correct the host and port in DATABASE_URL`);
+      return new StartFailure(`cannot reach ${at}: connection refused — start PostgreSQL there, or correct the host and port in ${setting}`);
     // sslmode=require against a server without TLS: the server answers the TLS request with "no" and the
     // client gives up the connection.
     case 'ECONNRESET':
       return /TLS/.test(said)
-        ? new StartFailure(`cannot reach ${at}: the server closed the connection before TLS was set up — it may not accept TLS: enable ssl on the server, or drop sslmode=require from DATABASE_URL`)
-        : new StartFailure(`cannot reach ${at}: the connection was reset — check the host and port in DATABASE_URL, and any proxy in between`);
+        ? new StartFailure(`cannot reach ${at}: the server closed the connection before TLS was set up — it may not accept TLS: enable ssl on the server, or drop sslmode=require from ${setting}`)
+        : new StartFailure(`cannot reach ${at}: the connection was reset — check the host and port in ${setting}, and any proxy in between`);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new StartFailure(`cannot reach ${at}: no such host — correct the host in DATABASE_URL`);
+      return new StartFailure(`cannot reach ${at}: no such host — correct the host in ${setting}`);
     case 'TARGET_SESSION_ATTRS_UNMET':
-      return new StartFailure(`cannot reach ${at}: it is not what target_session_attrs=${wanted} asks for (a standby or read-only) — correct DATABASE_URL, or start again once it is promoted`);
+      return new StartFailure(`cannot reach ${at}: it is not what target_session_attrs=${wanted} asks for (a standby or read-only) — correct ${setting}, or start again once it is promoted`);
     case 'CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
     case 'EHOSTUNREACH':
-      return new StartFailure(`cannot reach ${at}: no answer — check the host and port in DATABASE_URL, and that a firewall lets it through`);
+      return new StartFailure(`cannot reach ${at}: no answer — check the host and port in ${setting}, and that a firewall lets it through`);
     default:
       return null;
   }
 }
 
-/** Runs the start of `serve` or `migrate`, turning a failure a person can fix into a StartFailure. */
-export async function starting<T>(databaseUrl: string | undefined, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs the start of `serve` or `migrate` (or `copy-data`), turning a failure a person can fix into a StartFailure.
+ * `setting` is where the person wrote the URL, named in the advice.
+ */
+export async function starting<T>(databaseUrl: string | undefined, work: () => Promise<T>, setting = 'DATABASE_URL'): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (typeof error !== 'object' || error === null) throw error;
     const system = error as SystemError;
-    const failure = system.syscall === 'listen' || system.listening ? listenFailure(system) : databaseUrl ? databaseFailure(system, databaseUrl) : null;
+    const failure = system.syscall === 'listen' || system.listening ? listenFailure(system) : databaseUrl ? databaseFailure(system, databaseUrl, setting) : null;
     throw failure ?? error;
   }
 }

@@ -38,6 +38,11 @@ export async function migrate(store: Store, databaseUrl?: string, migrationsFold
     return migrated(before, await recorded(store.db));
   }
   if (!databaseUrl) throw new Error('migrating PostgreSQL needs its URL');
+  return migratePostgresAt(databaseUrl, migrationsFolder);
+}
+
+/** The PostgreSQL half of `migrate`, for a database no store is open on (`copy-data`'s target). */
+export async function migratePostgresAt(databaseUrl: string, migrationsFolder = MIGRATIONS_FOLDER): Promise<Migrated> {
   const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10, fetch_types: false });
   try {
     await firstContact(client`select 1`, FIRST_CONTACT_MS);

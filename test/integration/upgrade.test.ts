@@ -1,5 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,20 +9,8 @@ import { deliveryView } from '../../src/store/queries/deliveries.ts';
 import { listTasks } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshDatabase, type TestDatabase } from '../support/engine.ts';
+import { releasedUpTo } from '../support/migrations.ts';
 import { shopReceipt } from '../support/receipts.ts';
-
-/** The migrations folder as a release that stopped at migration `last` shipped it. */
-function releasedUpTo(last: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'oncehook-migrations-'));
-  cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
-  const journalFile = join(dir, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
-  const upTo = journal.entries.findIndex((entry) => entry.tag === last);
-  if (upTo < 0) throw new Error(`no migration ${last}`);
-  journal.entries = journal.entries.slice(0, upTo + 1);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  return dir;
-}
 
 const receipt = (n: number) => shopReceipt(`up-d${n}`, `up-e${n}`);
 

@@ -24,6 +24,9 @@ describe('a command line the parser refuses', () => {
       runCli(['tasks', '--order', 'sideways']),
       runCli(['send-sample', 'shop', '--url', 'not-a-url']),
       runCli(['stats', '--token', 'x'], { ONCEHOOK_URL: 'ftp://127.0.0.1' }),
+      runCli(['copy-data']),
+      // The URL holds a password: refused by its scheme alone, never repeated.
+      runCli(['copy-data', '--to', 'mysql://app:hunter2@db/oncehook', '--data-dir', join(tmpdir(), 'oncehook-never-opened')]),
       // A port and a data directory of its own: were the level let through, a gateway must not start on 8080 here.
       runCli(['serve', '--port', '0'], { LOG_LEVEL: 'verbose', ONCEHOOK_DATA_DIR: join(tmpdir(), 'oncehook-never-opened') }),
     ]);
@@ -32,7 +35,8 @@ describe('a command line the parser refuses', () => {
       expect(result.stderr).toMatch(/^error: [^\n]+\n/);
       expect(result.stderr.endsWith(HINT)).toBe(true);
     }
-    expect(refused.map((result) => result.stderr).join('')).not.toContain('two words');
+    expect(refused.map((result) => result.stderr).join('')).not.toMatch(/two words|hunter2/);
+    expect(refused.at(-2)!.stderr).toMatch(/^error: --to takes a PostgreSQL URL, not a mysql:\/\/ one: postgres:\/\/USER:PASSWORD@HOST:5432\/DATABASE/);
     expect(refused.at(-1)!.stderr).toMatch(/'verbose' from env 'LOG_LEVEL' is invalid\. one of trace, debug, info, warn, error, fatal, silent\n/);
   });
 

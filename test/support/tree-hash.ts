@@ -1,0 +1,22 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * One hash of every file and directory under `dir`: their paths, and each file's bytes. Equal hashes, same tree.
+ * Names in `leaving` are left out, wherever they are.
+ */
+export function treeHash(dir: string, leaving: readonly string[] = []): string {
+  const hash = createHash('sha256');
+  const walk = (path: string, relative: string) => {
+    for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (leaving.includes(entry.name)) continue;
+      const name = `${relative}/${entry.name}`;
+      hash.update(`${entry.isDirectory() ? 'd' : 'f'} ${name}\0`);
+      if (entry.isDirectory()) walk(join(path, entry.name), name);
+      else hash.update(readFileSync(join(path, entry.name)));
+    }
+  };
+  walk(dir, '');
+  return hash.digest('hex');
+}
