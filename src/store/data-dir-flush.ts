@@ -25,14 +25,13 @@ export function flushPath(path: string, syncs: DiskSyncs): void {
   }
 }
 
-/** The files under `path`, and its directories, each after the directories it holds. */
-function treeOf(path: string, tree: { files: string[]; dirs: string[] } = { files: [], dirs: [] }) {
+/** The files under `path`. */
+function filesUnder(path: string, files: string[] = []): string[] {
   for (const entry of readdirSync(path, { withFileTypes: true })) {
-    if (entry.isDirectory()) treeOf(join(path, entry.name), tree);
-    else if (entry.isFile()) tree.files.push(join(path, entry.name));
+    if (entry.isDirectory()) filesUnder(join(path, entry.name), files);
+    else if (entry.isFile()) files.push(join(path, entry.name));
   }
-  tree.dirs.push(path);
-  return tree;
+  return files;
 }
 
 async function flushFile(path: string, syncs: DiskSyncs): Promise<void> {
@@ -47,19 +46,62 @@ async function flushFile(path: string, syncs: DiskSyncs): Promise<void> {
   }
 }
 
+/** Files flushed in the background as they are handed over; `done` waits for them all, and throws if one failed. */
+export interface Flushes {
+  add(path: string): void;
+  done(): Promise<void>;
+}
+
 /**
- * Flushes every file and directory under `path`: the files several at a time, since the file system commits
- * flushes that wait together at once (a new cluster's 971 files: 1.25 s one by one, 0.43–0.48 s eight at a
- * time), then the directories, each after what it holds.
+ * Flushes files several at a time: the file system commits flushes that wait together at once (a new cluster's
+ * 971 files: 1.25 s one by one, 0.43–0.48 s eight at a time). Handed each file as it is written, they overlap
+ * the writing too: the cluster image extracted and flushed in 0.62–0.66 s, against 1.19–1.21 s one after the
+ * other (the quieter runs of five, alternating).
  */
-export async function flushTree(path: string, syncs: DiskSyncs): Promise<void> {
-  const { files, dirs } = treeOf(path);
-  let next = 0;
+export function flushes(syncs: DiskSyncs, width = 8): Flushes {
+  const waiting: string[] = [];
+  const flushers = new Set<Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  // Counted down in the same turn a flusher finds nothing waiting, so a path added after it is never left alone.
+  let active = 0;
   const flusher = async () => {
-    while (next < files.length) await flushFile(files[next++]!, syncs);
+    try {
+      for (let path = waiting.shift(); path !== undefined; path = waiting.shift()) {
+        await flushFile(path, syncs).catch((error: unknown) => (failure ??= { error }));
+      }
+    } finally {
+      active--;
+    }
   };
-  await Promise.all(Array.from({ length: 8 }, flusher));
-  for (const dir of dirs) flushPath(dir, syncs);
+  return {
+    add(path) {
+      waiting.push(path);
+      if (active >= width) return;
+      active++;
+      const running = flusher().finally(() => flushers.delete(running));
+      flushers.add(running);
+    },
+    async done() {
+      while (flushers.size > 0) await Promise.all(flushers);
+      if (failure) throw failure.error;
+    },
+  };
+}
+
+/** Flushes `path` and every directory under it, each after the directories it holds. */
+export function flushDirs(path: string, syncs: DiskSyncs): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    if (entry.isDirectory()) flushDirs(join(path, entry.name), syncs);
+  }
+  flushPath(path, syncs);
+}
+
+/** Flushes every file and directory under `path`, the directories after the files. */
+export async function flushTree(path: string, syncs: DiskSyncs): Promise<void> {
+  const pending = flushes(syncs);
+  for (const file of filesUnder(path)) pending.add(file);
+  await pending.done();
+  flushDirs(path, syncs);
 }
 
 /**

@@ -96,6 +96,7 @@ function inside(root: string, name: string): string {
 }
 
 interface Pending {
+  path: string;
   fd: number;
   left: number;
   padding: number;
@@ -103,10 +104,11 @@ interface Pending {
 
 /**
  * Extracts the archive read from `chunks` into the directory `into` (made if missing): directories 0700, files
- * 0600, as PostgreSQL keeps its own. Files are written, not flushed: the caller flushes the tree once. An archive
- * cut short, a damaged header or an entry of another type is an error.
+ * 0600, as PostgreSQL keeps its own. Files are written, not flushed: each is handed to `written` once whole, so
+ * the caller can flush it while the rest is extracted. An archive cut short, a damaged header or an entry of
+ * another type is an error.
  */
-export async function extractTar(chunks: AsyncIterable<Buffer>, into: string): Promise<void> {
+export async function extractTar(chunks: AsyncIterable<Buffer>, into: string, written: (path: string) => void = () => {}): Promise<void> {
   const root = resolve(into);
   mkdirSync(root, { recursive: true });
   let held: Buffer = Buffer.alloc(0);
@@ -125,6 +127,7 @@ export async function extractTar(chunks: AsyncIterable<Buffer>, into: string): P
           if (held.length < file.padding) break;
           held = held.subarray(file.padding);
           closeSync(file.fd);
+          written(file.path);
           file = null;
           continue;
         }
@@ -144,7 +147,7 @@ export async function extractTar(chunks: AsyncIterable<Buffer>, into: string): P
           mkdirSync(path, { recursive: true, mode: 0o700 });
         } else if (type === REGULAR || type === REGULAR_OLD) {
           const size = number(block, 124, 12, 'size');
-          file = { fd: openSync(path, 'w', 0o600), left: size, padding: (BLOCK - (size % BLOCK)) % BLOCK };
+          file = { path, fd: openSync(path, 'w', 0o600), left: size, padding: (BLOCK - (size % BLOCK)) % BLOCK };
         } else {
           throw new Error(`tar: ${name} is of type ${JSON.stringify(type)}; only directories and regular files are extracted`);
         }
