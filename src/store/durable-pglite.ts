@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import { seedDataDir, SHIPPED_IMAGE, type ClusterImage, type Seeded } from './cluster-image.ts';
+import { compileWasmLightly, MEMORY_START_PARAMS } from './pglite-memory.ts';
 import { flushedWhole, flushFd, flushTree, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
 
 /** The error number the WebAssembly side reads as EIO. */
@@ -54,8 +55,8 @@ class DurableNodeFS extends NodeFS {
   }
 }
 
-/** PGlite's own start parameters, with fsync on and the log flushed by fsync. */
-const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+/** PGlite's own start parameters, with fsync on, the log flushed by fsync, and buffers kept small (pglite-memory.ts). */
+const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync', ...MEMORY_START_PARAMS];
 
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return; a new directory starts from `image`. */
 export async function openDurablePglite(
@@ -64,6 +65,7 @@ export async function openDurablePglite(
 ): Promise<{ client: PGlite; syncs: DiskSyncs; seeded: Seeded }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0 };
   const seeded = await seedDataDir(dataDir, syncs, image);
+  compileWasmLightly();
   const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START });
   // A directory PGlite's initdb wrote is copied in file by file with no flush: flushed once, before anything is
   // stored in it. So is one such a copy left unflushed when its process was killed.
