@@ -42,6 +42,12 @@ export const SHIPPED_IMAGE: ClusterImage = {
 const PG_VERSION = 'PG_VERSION';
 /** Where the image is extracted, inside the data directory: on its file system, so its entries can be renamed into it. */
 const STAGING = '.oncehook-new-cluster';
+/**
+ * The size of each piece the archive is decompressed into. zlib's 16 KiB made ~2,500 allocations, which left the
+ * process 4–23 MiB larger after a first start than 1 MiB pieces did (`npm start`, three starts each: 263–283 MiB
+ * against 259–261).
+ */
+const CHUNK = 1024 * 1024;
 
 export function readManifest(image: ClusterImage): ImageManifest {
   return JSON.parse(readFileSync(image.manifest, 'utf8')) as ImageManifest;
@@ -84,7 +90,7 @@ export async function seedDataDir(dataDir: string, syncs: DiskSyncs, image: Clus
   // destroys with them.
   const pending = flushes(syncs);
   try {
-    await extractTar(pipeline(createReadStream(image.archive), createBrotliDecompress(), () => {}), staging, (path) => pending.add(path));
+    await extractTar(pipeline(createReadStream(image.archive), createBrotliDecompress({ chunkSize: CHUNK }), () => {}), staging, (path) => pending.add(path));
   } catch (error) {
     await pending.done().catch(() => {});
     throw error;
