@@ -57,7 +57,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const role = options.role ?? 'all';
   const listener = await listen(options.port, options.host ?? '0.0.0.0');
-  const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir }).catch(async (error: unknown) => {
+  const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger }).catch(async (error: unknown) => {
     await listener.close();
     throw error;
   });

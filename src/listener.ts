@@ -11,8 +11,8 @@ function turnedAway(code: string, message: string): Response {
 }
 
 /**
- * Before the app is ready: nothing is lost, and a request is not held open for what can be seconds (initdb on a
- * new data directory, crash recovery). `/healthz` says the process runs, as it does.
+ * Before the app is ready: nothing is lost, and a request is not held open for what can be seconds (a new data
+ * directory's cluster and migrations, crash recovery). `/healthz` says the process runs, as it does.
  */
 function starting(request: Request): Response {
   if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true, starting: true });
@@ -36,8 +36,8 @@ export interface Listener {
 
 /**
  * Binds the gateway's port before anything else starts, so a port that is taken (or a --host that names no
- * address) is found at once, not after the database was opened — on a new embedded data directory, seconds of
- * initdb. Requests arriving meanwhile are answered by `starting` until `answerWith` hands over to the app.
+ * address) is found at once, not after the database was opened — on a new embedded data directory, about two
+ * seconds. Requests arriving meanwhile are answered by `starting` until `answerWith` hands over to the app.
  */
 export async function listen(port: number, host: string): Promise<Listener> {
   let answer: Answer = starting;

@@ -158,7 +158,12 @@ program
     // the gateway cleanly once it is up — its lock released, exit 0 — rather than killing it mid-start.
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
-    // A first start on the embedded default runs initdb (several seconds): say something meanwhile.
+    if (!database) {
+      // Said before the embedded database takes its memory: a process killed for want of it says nothing after.
+      const { memoryLimit, memoryShortfall } = await import('../store/memory-need.ts');
+      const shortfall = memoryShortfall(memoryLimit());
+      if (shortfall) logger.warn(shortfall);
+    }
     logger.info({ database: database ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
     gateway = await starting(database, () =>
       startGateway({

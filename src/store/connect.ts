@@ -5,7 +5,10 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock.ts';
-import { openDurablePglite, type DiskSyncs } from './durable-pglite.ts';
+import type { Logger } from '../log.ts';
+import type { Seeded } from './cluster-image.ts';
+import type { DiskSyncs } from './data-dir-flush.ts';
+import { openDurablePglite } from './durable-pglite.ts';
 import { preparing } from './prepared.ts';
 import { preparePglite } from './prepared-pglite.ts';
 import * as schema from './schema.ts';
@@ -49,10 +52,12 @@ export interface StoreOptions {
   dataDir?: string | undefined;
   /** Connections in the postgres.js pool. */
   poolSize?: number;
+  /** Told how a new embedded data directory was made. */
+  logger?: Pick<Logger, 'info' | 'warn'> | undefined;
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir, options.logger);
 }
 
 function openPostgres(url: string, max: number): Store {
@@ -156,14 +161,17 @@ async function inMemoryPglite(): Promise<PGlite> {
   return client;
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Store> {
+async function openPglite(dataDir: string | undefined, logger: StoreOptions['logger']): Promise<Store> {
   let client: PGlite;
   let diskSyncs: DiskSyncs | null = null;
   let release = () => {};
   if (dataDir) {
     release = lockDataDir(dataDir);
     try {
-      ({ client, syncs: diskSyncs } = await openDurablePglite(dataDir));
+      let seeded: Seeded;
+      ({ client, syncs: diskSyncs, seeded } = await openDurablePglite(dataDir));
+      if (seeded.from === 'image') logger?.info(`a new data directory: its cluster came from the image shipped with oncehook`);
+      if (seeded.from === 'initdb') logger?.warn({ reason: seeded.reason }, `a new data directory: PGlite's initdb made its cluster, which takes about 1 GiB of memory for a few seconds`);
     } catch (error) {
       release();
       throw error;

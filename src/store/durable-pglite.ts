@@ -1,13 +1,8 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-
-/** How often, and for how long, the embedded database waited for the disk. */
-export interface DiskSyncs {
-  count: number;
-  seconds: number;
-}
+import { seedDataDir, SHIPPED_IMAGE, type ClusterImage, type Seeded } from './cluster-image.ts';
+import { compileWasmLightly, MEMORY_START_PARAMS } from './pglite-memory.ts';
+import { flushedWhole, flushFd, flushTree, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
 
 /** The error number the WebAssembly side reads as EIO. */
 const WASI_EIO = 29;
@@ -60,54 +55,23 @@ class DurableNodeFS extends NodeFS {
   }
 }
 
-/** One flush to disk, counted and timed. */
-function flushFd(fd: number, syncs: DiskSyncs): void {
-  const started = performance.now();
-  fsyncSync(fd);
-  syncs.count++;
-  syncs.seconds += (performance.now() - started) / 1000;
-}
+/** PGlite's own start parameters, with fsync on, the log flushed by fsync, and buffers kept small (pglite-memory.ts). */
+const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync', ...MEMORY_START_PARAMS];
 
-/** PGlite's own start parameters, with fsync on and the log flushed by fsync. */
-const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
-
-/** Flushes every file and directory under `path`, the directories after what they hold. */
-function flushTree(path: string, syncs: DiskSyncs): void {
-  for (const entry of readdirSync(path, { withFileTypes: true })) {
-    if (entry.isDirectory()) flushTree(join(path, entry.name), syncs);
-    else if (entry.isFile()) flushPath(join(path, entry.name), syncs);
-  }
-  flushPath(path, syncs);
-}
-
-function flushPath(path: string, syncs: DiskSyncs): void {
-  const fd = openSync(path, 'r');
-  try {
-    flushFd(fd, syncs);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Written, and flushed, once a directory has been flushed whole. Not `PG_VERSION`: PGlite's initdb copies that in
- * with the rest, so a process killed between the copy and the flush would leave a directory the next start
- * takes for an old one, its files never flushed.
- */
-const FLUSHED = '.oncehook-flushed';
-
-/** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return. */
-export async function openDurablePglite(dataDir: string): Promise<{ client: PGlite; syncs: DiskSyncs }> {
+/** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return; a new directory starts from `image`. */
+export async function openDurablePglite(
+  dataDir: string,
+  image: ClusterImage = SHIPPED_IMAGE,
+): Promise<{ client: PGlite; syncs: DiskSyncs; seeded: Seeded }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0 };
+  const seeded = await seedDataDir(dataDir, syncs, image);
+  compileWasmLightly();
   const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START });
-  // A new directory is written by PGlite's initdb, copied in file by file with no flush: flush it once,
-  // before anything is stored in it.
-  const marker = join(dataDir, FLUSHED);
-  if (!existsSync(marker)) {
-    flushTree(dataDir, syncs);
-    writeFileSync(marker, '');
-    flushPath(marker, syncs);
-    flushPath(dataDir, syncs);
+  // A directory PGlite's initdb wrote is copied in file by file with no flush: flushed once, before anything is
+  // stored in it. So is one such a copy left unflushed when its process was killed.
+  if (!flushedWhole(dataDir)) {
+    await flushTree(dataDir, syncs);
+    markFlushed(dataDir, syncs);
   }
-  return { client, syncs };
+  return { client, syncs, seeded };
 }

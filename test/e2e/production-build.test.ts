@@ -36,10 +36,11 @@ describe('the production build, installed with --omit=dev', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('holds the compiled code and the migrations, and no TypeScript runner', () => {
+  it('holds the compiled code, the migrations and the cluster image, and no TypeScript runner', () => {
     expect(existsSync(join(app, 'dist/src/cli/main.js'))).toBe(true);
     expect(existsSync(join(app, 'dist/adapters/index.js'))).toBe(true);
     expect(existsSync(join(app, 'dist/src/store/migrations/meta/_journal.json'))).toBe(true);
+    expect(existsSync(join(app, 'dist/src/store/cluster-image/pglite-cluster.tar.br'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/tsx'))).toBe(false);
     expect(existsSync(join(app, 'node_modules/typescript'))).toBe(false);
     expect(existsSync(join(app, 'src'))).toBe(false);
@@ -55,20 +56,21 @@ describe('the production build, installed with --omit=dev', () => {
   /** A database to run on: what the process gets in its environment, and how to remove it after. */
   interface Engine {
     name: string;
-    /** What the start-up log says it stores in. */
-    log: string;
+    /** What the start-up log says of where it stores. */
+    log: string[];
     open(): Promise<{ env: Record<string, string | undefined>; drop(): Promise<void> }>;
   }
   const engines: Engine[] = [
     {
       name: 'embedded PGlite',
-      log: 'embedded PGlite',
+      // The new data directory's cluster is extracted from the image in dist/, not made by initdb.
+      log: ['embedded PGlite', 'its cluster came from the image shipped with oncehook'],
       // Inside root, which afterAll removes.
       open: async () => ({ env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: join(root, 'pglite') }, drop: async () => {} }),
     },
     {
       name: 'a fresh PostgreSQL database',
-      log: 'PostgreSQL',
+      log: ['PostgreSQL'],
       async open() {
         const database = await freshPostgresDatabase();
         return { env: { DATABASE_URL: database.url, ONCEHOOK_DATA_DIR: undefined }, drop: () => database.drop() };
@@ -85,7 +87,7 @@ describe('the production build, installed with --omit=dev', () => {
       let gateway: GatewayProcess | undefined;
       try {
         gateway = await spawnGateway({ ...installed, env });
-        expect(gateway.output()).toContain(engine.log);
+        for (const line of engine.log) expect(gateway.output()).toContain(line);
         expect(await (await fetch(`${gateway.url}/healthz`)).json()).toEqual({ ok: true });
         expect(await (await fetch(`${gateway.url}/readyz`)).json()).toMatchObject({ ok: true });
 

@@ -31,11 +31,12 @@ describe('commits are on disk when they return', () => {
       expect(files).toBeGreaterThan(100);
       expect(store.diskSyncs!.count).toBeGreaterThanOrEqual(files);
       await migrate(store, undefined);
-      const [settings] = await rowsOf<{ fsync: string; method: string }>(
+      const [settings] = await rowsOf<{ fsync: string; method: string; buffers: string }>(
         store.db,
-        sql`select current_setting('fsync') as fsync, current_setting('wal_sync_method') as method`,
+        sql`select current_setting('fsync') as fsync, current_setting('wal_sync_method') as method, current_setting('shared_buffers') as buffers`,
       );
-      expect(settings).toEqual({ fsync: 'on', method: 'fsync' });
+      // The memory settings come after the durability ones, and change none of them.
+      expect(settings).toEqual({ fsync: 'on', method: 'fsync', buffers: '16MB' });
 
       const before = store.diskSyncs!.count;
       for (let i = 0; i < 20; i++) await recordDeliveries(store.db, [shopReceipt(`durable-d${i}`, `durable-e${i}`)]);
