@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
-import { ALERT_SIGNING, alertSequences, arrivals, listedMessages, receivedAlerts, severalRounds, TEST_ROUND_ARGS } from '../support/alert-receiver.ts';
+import { ALERT_SIGNING, alertSequences, arrivals, listedMessages, receivedAlerts, severalRounds, TEST_ROUND_ARGS, type ListedMessage } from '../support/alert-receiver.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase } from '../support/engine.ts';
@@ -91,10 +91,13 @@ describe.each(engines)('an alert in flight through a kill -9, on $name', ({ plac
 
     gateway = await start();
     const admin = adminApi(gateway.url);
+    let listed: ListedMessage[] = [];
     const [message] = await waitFor(async () => {
-      const listed = await listedMessages(admin);
+      listed = await listedMessages(admin);
       return listed.length === 1 && listed[0]!.state === 'succeeded' && listed;
-    }, 40_000);
+    }, 40_000).catch((error: Error) => {
+      throw new Error(`${error.message}; listed: ${JSON.stringify(listed)}; the restarted gateway said:\n${gateway!.output()}`);
+    });
     const deliveredAfter = (performance.now() - killedAt) / 1000;
     // Rounds more: nothing is made or sent again.
     await severalRounds();
