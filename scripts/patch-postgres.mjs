@@ -100,6 +100,20 @@ const repairs = [
       ],
     ],
   },
+  {
+    // Upstream issue porsager/postgres#1130, unfixed in 3.4.9: a connection whose socket closed while a query was in
+    // flight kept that (rejected) query, and `end()` waited for it to finish, which it never would, until the end's
+    // timeout. Every close of oncehook's store after a lost or abandoned connection took its whole 5 s, and a
+    // SIGTERM after a failover 5 s more than it needed. Closed, the connection forgets the query and, if an end
+    // waits on it, ends.
+    name: 'a closed connection ends at once',
+    edits: [
+      [
+        "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    closedTime = performance.now()\n    ;(hadError",
+        "    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))\n    /* oncehook: a closed connection ends at once */\n    query = null\n    ended && (ended(), ending = ended = null)\n    closedTime = performance.now()\n    ;(hadError",
+      ],
+    ],
+  },
 ];
 
 for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {

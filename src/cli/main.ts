@@ -57,6 +57,8 @@ interface ServeOptions {
   leaseGraceMs: number;
   concurrency: number;
   shutdownTimeoutMs: number;
+  alertRoundMs: number | undefined;
+  alertTimeoutMs: number | undefined;
 }
 
 const program = new Command('oncehook')
@@ -101,6 +103,10 @@ program
       .default(DEFAULT_SHUTDOWN_TIMEOUT_MS)
       .argParser(milliseconds),
   )
+  // The e2e tests' knobs, kept out of the help: a round every few seconds and a ten-second alert request are right
+  // for people, but a test of what a round makes, or of a killed alert request, would spend most of its time waiting.
+  .addOption(new Option('--alert-round-ms <ms>', 'how often alert conditions are looked at').argParser(positive).hideHelp())
+  .addOption(new Option('--alert-timeout-ms <ms>', 'how long an alert endpoint has to answer').argParser(positive).hideHelp())
   .action(async (options: ServeOptions) => {
     const [{ createLogger }, { loadConfig }, { startGateway }] = await Promise.all([
       import('../log.ts'),
@@ -175,8 +181,9 @@ program
         dataDir: process.env.ONCEHOOK_DATA_DIR ?? DEFAULT_DATA_DIR,
         role: options.role,
         adminToken,
-        forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency },
+        forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency, alertTimeoutMs: options.alertTimeoutMs },
         shutdownTimeoutMs: options.shutdownTimeoutMs,
+        alertRoundMs: options.alertRoundMs,
       }),
     );
     if (stopping) void close(gateway);

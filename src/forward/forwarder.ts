@@ -24,6 +24,8 @@ export interface ForwarderOptions {
   pollMs: number;
   /** How long past an action's `timeoutMs` a lease outlives a silent worker (CONTRACT.md: 30 seconds). */
   leaseGraceMs: number;
+  /** How long an alert endpoint has to answer; unset, an action's default `timeoutMs`. */
+  alertTimeoutMs?: number | undefined;
 }
 
 const FORWARDER_DEFAULTS: ForwarderOptions = { concurrency: 64, pollMs: 2000, leaseGraceMs: DEFAULT_LEASE_GRACE_MS };
@@ -102,7 +104,7 @@ export class Forwarder {
   constructor(deps: ForwarderDeps, options: Partial<ForwarderOptions> = {}) {
     this.#deps = deps;
     this.#options = { ...FORWARDER_DEFAULTS, ...options };
-    this.#routes = new Routes(deps.config, this.#options.leaseGraceMs);
+    this.#routes = new Routes(deps.config, this.#options.leaseGraceMs, this.#options.alertTimeoutMs);
     this.#pools = new Pools(this.#options.concurrency);
     // A connection gone silent would stop forwarding until TCP gives up (see WriteLane): the queue's statements
     // and the finishes each run on a lane of their own, abandoned after `limits.writeStallMs` without an answer.

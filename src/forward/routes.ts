@@ -59,7 +59,7 @@ export const ALERT_RETRIES = { maxAttempts: 100, backoff: { initialMs: 1000, max
  * is sent again under the same key (a `json` endpoint can tell it from a new one by `webhook-id`; Slack shows it
  * twice, which beats a lost alert); signed when the alert has a signingSecret.
  */
-function alertActions(config: Config): (readonly [string, string, ActionConfig])[] {
+function alertActions(config: Config, timeoutMs: number | undefined): (readonly [string, string, ActionConfig])[] {
   return Object.entries(config.alerts).map(([alert, settings]) => [
     ALERTS_SOURCE,
     alert,
@@ -67,6 +67,7 @@ function alertActions(config: Config): (readonly [string, string, ActionConfig])
       url: settings.url,
       idempotency: 'key',
       ...ALERT_RETRIES,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(settings.signingSecret === undefined ? {} : { signingSecret: settings.signingSecret }),
     }),
   ]);
@@ -93,11 +94,11 @@ export class Routes {
   /** Whether any action waits for a sibling (`after`): a success may then make another task due. */
   readonly hasSteps: boolean;
 
-  constructor(config: Config, leaseGraceMs: number) {
+  constructor(config: Config, leaseGraceMs: number, alertTimeoutMs?: number) {
     const actions = Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
       Object.entries(sourceConfig.actions).map(([action, actionConfig]) => [source, action, actionConfig] as const),
     );
-    for (const [source, action, actionConfig] of [...actions, ...alertActions(config)]) {
+    for (const [source, action, actionConfig] of [...actions, ...alertActions(config, alertTimeoutMs)]) {
       this.#byKey.set(routeKey(source, action), {
         source,
         action,

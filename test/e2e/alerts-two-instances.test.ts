@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageId } from '../../src/alerts/watcher.ts';
 import { ROUND_LOCK } from '../../src/store/atomic/alerts.ts';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
-import { ALERT_SIGNING, alertSequences, arrivals, listedMessages, receivedAlerts } from '../support/alert-receiver.ts';
+import { ALERT_SIGNING, alertSequences, arrivals, listedMessages, receivedAlerts, severalRounds, TEST_ROUND_ARGS } from '../support/alert-receiver.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../support/engine.ts';
@@ -17,8 +17,8 @@ const WAVES = 5;
 /** How pg_locks shows the alert round's advisory lock, a bigint key: its high and low 32 bits. */
 const ROUND_LOCK_ROW = { classid: Math.floor(ROUND_LOCK / 2 ** 32), objid: ROUND_LOCK % 2 ** 32 };
 
-// Two gateway processes (role `all`: each receives, forwards and looks at the alerts every 5 s) on one PostgreSQL,
-// started together so their rounds fall at the same moments. Conditions open, grow and clear in waves, deliveries
+// Two gateway processes (role `all`: each receives, forwards and looks at the alerts a few times a second) on one
+// PostgreSQL, started together so their rounds fall at the same moments. Conditions open, grow and clear in waves, deliveries
 // split across both: each message is made once (one instance a round, under the round's lock) and sent once (one
 // claim per task), and each condition's messages are one sequence, 1…n, with no number made twice or skipped.
 describe('alerts from two instances on one PostgreSQL', () => {
@@ -55,7 +55,7 @@ describe('alerts from two instances on one PostgreSQL', () => {
     );
     instances = await Promise.all(
       [0, 1].map(() =>
-        spawnGateway({ args: ['--config', configFile], env: { DATABASE_URL: database.url, ONCEHOOK_ADMIN_TOKEN: ADMIN_TOKEN } }),
+        spawnGateway({ args: ['--config', configFile, ...TEST_ROUND_ARGS], env: { DATABASE_URL: database.url, ONCEHOOK_ADMIN_TOKEN: ADMIN_TOKEN } }),
       ),
     );
   });
@@ -127,8 +127,8 @@ describe('alerts from two instances on one PostgreSQL', () => {
       return told.reduce((n, r) => n + r.event.count, 0) === WAVES * 2 + 1;
     }, 20_000);
     await waitFor(async () => (await listedMessages(admin)).every((m) => m.state === 'succeeded'), 20_000);
-    // Another round or two: nothing more is made or sent.
-    await new Promise((resolve) => setTimeout(resolve, 6000));
+    // Rounds more: nothing more is made or sent.
+    await severalRounds();
 
     const made = await listedMessages(admin);
     const received = receivedAlerts(endpoint, '/alerts');

@@ -6,6 +6,8 @@ import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { rows, waitFor } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { engine, freshStore, holdTransaction } from '../support/engine.ts';
+import { alertRound, type Observed } from '../../src/store/atomic/alerts.ts';
 
 /** A timeout a loaded machine never reaches: a 422 answered late would be an unknown outcome, not a failure. */
 const FAST = { timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 100 } };
@@ -129,5 +131,38 @@ describe('alerts', () => {
     });
     expect(failed).toMatchObject({ alert: 'removed', type: 'alert.test', attempts: 1 });
     expect(failed.lastError).toMatch(/^404 .*no_service/);
+  });
+
+  // Two statements, two moments: a task that failed between them was counted in the state but its entry was not
+  // taken, so the condition opened with nothing to tell and opened again a round later with the task.
+  if (engine() === 'postgres') it("see a round's entries and states as of one moment", async () => {
+    const t = await freshStore();
+    const task = (id: string, state: string) => sql`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256)
+      values (${id}, 'shop', 'crm', ${id}, ${id}, ${state}, 'x')`;
+    await t.store.db.execute(task('t_failed_before', 'failed'));
+    await t.store.db.execute(task('t_failed_during', 'pending'));
+    const seen: Observed[] = [];
+    const round = () => alertRound(t.store.db, (observed) => (seen.push(observed), { messages: [], states: [] }));
+    // The entry of the first failure is held locked, so the round waits on it; the second fails meanwhile.
+    const during = await holdTransaction(t.database.url!, async (tx) => {
+      await tx`select id from task_transitions for update`;
+      await tx`update tasks set state = 'failed' where id = 't_failed_during'`;
+    });
+    try {
+      const first = round();
+      await waitFor(async () => (await rows<{ n: number }>(t.store.db, sql`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`))[0]!.n > 0);
+      await during.commit();
+      await first;
+      await round();
+      expect(seen.map((o) => [o.entered.map((e) => e.taskId), o.inState.failed])).toEqual([
+        [['t_failed_before'], 1],
+        [['t_failed_during'], 2],
+      ]);
+    } finally {
+      await during.commit();
+      await during.end();
+      await t.close();
+    }
   });
 });

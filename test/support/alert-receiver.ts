@@ -2,6 +2,16 @@ import { Webhook } from 'standardwebhooks';
 import type { adminApi } from './admin.ts';
 import type { Downstream } from './downstream.ts';
 
+/**
+ * How often the e2e gateways look at the alert conditions (`--alert-round-ms`): a few times a second, so a test
+ * waits for what a round makes, not for the product's round every five seconds. What a round decides is the same.
+ */
+export const TEST_ROUND_MS = 300;
+export const TEST_ROUND_ARGS = ['--alert-round-ms', String(TEST_ROUND_MS)];
+
+/** Rounds enough that a message made or sent a second time would have shown. */
+export const severalRounds = () => new Promise((resolve) => setTimeout(resolve, 8 * TEST_ROUND_MS));
+
 /** The secret json alerts are signed with in the e2e tests: every message carries `webhook-id`. */
 export const ALERT_SIGNING = `whsec_${Buffer.from('the e2e alerts signing secret 32b').toString('base64')}`;
 

@@ -91,15 +91,19 @@ export async function alertRound(
 }
 
 async function observe(db: Db): Promise<Observed> {
-  const entered = await rowsOf<Observed['entered'][number]>(
+  // One statement, so the entries taken and the states counted are of one moment. In two, a task that failed between
+  // them was counted but its entry left for the next round: the condition opened with nothing to tell, and opened
+  // again a round later with the task.
+  const [figures] = await rowsOf<{ entered: Observed['entered']; inState: Record<string, number>; oldest: number | null; at: string }>(
     db,
-    sql`delete from task_transitions
-        where id in (select id from task_transitions order by id limit ${ENTRIES_PER_ROUND})
-        returning task_id as "taskId", source, action, state`,
-  );
-  const [figures] = await rowsOf<{ inState: Record<string, number>; oldest: number | null; at: string }>(
-    db,
-    sql`select
+    sql`with entered as (
+          delete from task_transitions
+          where id in (select id from task_transitions order by id limit ${ENTRIES_PER_ROUND})
+          returning id, task_id, source, action, state
+        )
+        select
+          (select coalesce(jsonb_agg(jsonb_build_object('taskId', task_id, 'source', source, 'action', action, 'state', state) order by id),
+             '[]'::jsonb) from entered) as entered,
           (select jsonb_object_agg(s.state, (select count(*) from (select 1 from tasks t
               where t.state = s.state and t.source <> ${ALERTS_SOURCE} limit ${STATE_TOTALS_CAP}) capped))
            from unnest(array['needs_review', 'outcome_unknown', 'failed', 'awaiting_approval']) as s(state)) as "inState",
@@ -119,7 +123,7 @@ async function observe(db: Db): Promise<Observed> {
         where at > now() - interval '5 minutes' group by source, "check" order by source, "check"`,
   );
   return {
-    entered,
+    entered: figures!.entered,
     inState: figures!.inState,
     paused,
     signatureFailures,
