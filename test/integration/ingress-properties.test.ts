@@ -152,7 +152,11 @@ describe.each(Object.keys(SOURCES))(`ingress properties (${engine()}): %s`, (sou
 
 describe(`what the properties left behind (${engine()})`, () => {
   it('every receipt and task comes from a request that verified', async () => {
-    const receipts = await rows<{ id: string }>(gateway.store.db, sql`select id from deliveries`);
+    // The stray rows' source and IDs, so that a rare failure says which sender's request it was.
+    const receipts = await rows<{ id: string; source: string; delivery_id: string; event_id: string; decision: string }>(
+      gateway.store.db,
+      sql`select id, source, delivery_id, event_id, decision from deliveries`,
+    );
     expect(receipts.filter((r) => !verified.has(r.id))).toEqual([]);
     const [orphans] = await rows<{ n: number }>(
       gateway.store.db,
