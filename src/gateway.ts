@@ -29,6 +29,8 @@ export interface GatewayOptions {
   retention?: PurgerOptions;
   /** How often alert conditions are looked at (tests look more often than the default few seconds). */
   alertRoundMs?: number;
+  /** How often the deliveries answered 401 are counted in the database (tests: sooner than every few seconds). */
+  signatureFlushMs?: number;
   /** How long `close` may take before it cuts in-flight work short (default 25 s, inside Fly's 30 s kill_timeout). */
   shutdownTimeoutMs?: number;
 }
@@ -74,7 +76,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const metrics = createMetrics();
     // A process of another role runs a worker, once it has started: until then it is not looking at the queue.
     const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
-    signatureFailures = role === 'worker' ? null : new SignatureFailureLog(store, logger, config.limits.writeStallMs);
+    signatureFailures = role === 'worker' ? null : new SignatureFailureLog(store, logger, config.limits.writeStallMs, options.signatureFlushMs);
     const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures });
     listener.answerWith(app.fetch);
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);

@@ -21,13 +21,13 @@ export class SignatureFailureLog {
   readonly #logger: Logger;
   readonly #flusher;
 
-  constructor(store: Store, logger: Logger, stallMs: number) {
+  constructor(store: Store, logger: Logger, stallMs: number, flushEveryMs = FLUSH_EVERY_MS) {
     // A connection of its own, given up when it goes silent, as ingest's is: the pool's would be held by a flush
     // waiting on a dead path.
     this.#lane = store.lane();
     this.#stall = { ms: stallMs, onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning the 401 counts' connection`) };
     this.#logger = logger;
-    this.#flusher = periodic(FLUSH_EVERY_MS, () => this.#flush(), (error) => this.#failed(error));
+    this.#flusher = periodic(flushEveryMs, () => this.#flush(), (error) => this.#failed(error));
   }
 
   note(source: string, check: SignatureCheck, n = 1): void {

@@ -14,7 +14,8 @@ let refusing: Downstream;
 beforeAll(async () => {
   [hooks, refusing] = await Promise.all([startDownstream(), startDownstream()]);
   refusing.script('/refused', { otherwise: { status: 401 } });
-  // The alert's timeout (10 s) ends the held request: an unknown outcome, sent again under its key.
+  // The alert's timeout ends the held request: an unknown outcome, sent again under its key. 4 s rather than an
+  // action's default 10: longer than `/refuses`'s 3 s, so both opened messages are still on their way together.
   hooks.script('/held', { steps: ['hang'], otherwise: { status: 200 } });
   hooks.script('/refuses', { steps: [{ status: 400, delayMs: 3000 }], otherwise: { status: 200 } });
   const config = {
@@ -30,7 +31,7 @@ beforeAll(async () => {
       },
     },
   };
-  gateway = await startTestGateway(config, { adminToken: ADMIN_TOKEN, alertRoundMs: 300 });
+  gateway = await startTestGateway(config, { adminToken: ADMIN_TOKEN, alertRoundMs: 300, forwarder: { alertTimeoutMs: 4000 } });
 });
 afterAll(async () => {
   await gateway?.close();

@@ -16,6 +16,7 @@ export interface TestGatewayOptions {
   adminToken?: GatewayOptions['adminToken'];
   forwarder?: Partial<ForwarderOptions>;
   alertRoundMs?: number;
+  signatureFlushMs?: number;
 }
 
 /** A real gateway on a real port and a fresh database of this project's engine. */
@@ -32,6 +33,7 @@ export async function startTestGateway(config: object, options: TestGatewayOptio
     // Tests wait for events, not for the production poll interval.
     forwarder: { pollMs: 200, ...options.forwarder },
     alertRoundMs: options.alertRoundMs,
+    signatureFlushMs: options.signatureFlushMs,
   });
   return {
     ...gateway,
