@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { LOCK_FILE } from '../data-dir-lock.ts';
+import { compileWasmLightly, MEMORY_START_PARAMS } from '../pglite-memory.ts';
 import type { Query } from './catalog.ts';
 import { SESSION } from './sql-text.ts';
 
@@ -34,7 +35,9 @@ export async function openCopy(dataDir: string): Promise<EmbeddedSource> {
   let pg: PGlite;
   try {
     await cp(dataDir, scratch, { recursive: true, filter: (path) => !basename(path).startsWith(LOCK_FILE) });
-    pg = await PGlite.create({ dataDir: scratch });
+    // The gateway's memory settings: copy-data runs where the embedded gateway ran, on as little memory.
+    compileWasmLightly();
+    pg = await PGlite.create({ dataDir: scratch, startParams: [...PGlite.defaultStartParams, ...MEMORY_START_PARAMS] });
   } catch (error) {
     await remove();
     throw error;
