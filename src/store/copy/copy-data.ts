@@ -1,7 +1,7 @@
 import postgres, { type TransactionSql } from 'postgres';
 import { migratePostgresAt } from '../migrate.ts';
 import { catalogDifferences, copyOrder, readSequences, readTables, type Query, type SequenceState, type Table } from './catalog.ts';
-import { copyTables, type TableProgress } from './copy-table.ts';
+import { copyTables, type BatchBounds, type TableProgress } from './copy-table.ts';
 import { holdsDatabase, openCopy, type EmbeddedSource } from './source.ts';
 import { ident, SESSION } from './sql-text.ts';
 import { CopyDataError, list, lockOrRefuse, refuseOtherSchema, refuseUnlessEmpty } from './refusals.ts';
@@ -18,6 +18,8 @@ export interface CopyOptions {
   dataDir: string;
   targetUrl: string;
   onEvent?: (event: CopyEvent) => void;
+  /** Smaller batches than copy-table's, so that a test pages through several on a small directory. */
+  batch?: BatchBounds;
   /** Stops the copy at its next step or batch, with the signal's reason, rolled back; once committed, no longer. */
   signal?: AbortSignal;
 }
@@ -84,7 +86,7 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
     const transactions = await countTransactions(source.query, tables);
     const idsUsed = await makeRoom(targetUrl, transactions);
     if (idsUsed > 0) say({ kind: 'step', message: `used up ${idsUsed} transaction IDs of the young target, so that the rows' ${transactions} fit below the copy's own` });
-    const copied = await target.begin((tx) => copyInto(tx, source!, tables, transactions, say));
+    const copied = await target.begin((tx) => copyInto(tx, source!, tables, transactions, say, options.batch));
     committed = true;
     say({ kind: 'step', message: 'analyzing the target, so its first queries are planned on its statistics' });
     await target`analyze`;
@@ -114,6 +116,7 @@ async function copyInto(
   tables: readonly Table[],
   transactions: number,
   say: (event: CopyEvent) => void,
+  batch: BatchBounds | undefined,
 ): Promise<Pick<CopyReport, 'tables' | 'sequences'>> {
   const target = queryOn(tx);
   for (const [name, value] of Object.entries(SESSION)) await tx.unsafe(`set local ${name} = '${value}'`);
@@ -124,7 +127,7 @@ async function copyInto(
   if (filled.length > 0) throw new CopyDataError(`the target database received rows meanwhile (in ${list(filled)}): is a gateway running on it?`);
   const [own] = await tx<{ id: string }[]>`select pg_current_xact_id()::text as id`;
   await mapTransactions(source.query, tables, transactions, BigInt(own!.id));
-  const copied = await copyTables(source, tx, tables, say);
+  const copied = await copyTables(source, tx, tables, say, batch);
   const sequences = await readSequences(source.query);
   for (const sequence of sequences) await restoreSequence(tx, sequence);
   say({ kind: 'step', message: 'checking every table\'s count and checksum against the data directory' });

@@ -10,7 +10,9 @@ import { sourceValue } from './txids.ts';
  * A batch's bounds. By rows, and by bytes for tables whose rows hold bodies (up to 1 MiB each): a batch is held
  * whole in memory on its way, so 5,000 large bodies must not make one.
  */
-const BATCH = { rows: 5_000, bytes: 8 * 1024 * 1024 };
+export const BATCH = { rows: 5_000, bytes: 8 * 1024 * 1024 };
+
+export type BatchBounds = typeof BATCH;
 
 /** Where copying a table stands: about to start, a batch in, or done. */
 export type TableProgress =
@@ -33,6 +35,7 @@ export async function copyTables(
   target: TransactionSql,
   tables: readonly Table[],
   say: (progress: TableProgress) => void,
+  batch: BatchBounds = BATCH,
 ): Promise<{ name: string; rows: number; ms: number }[]> {
   const totals: number[] = [];
   for (const table of tables) {
@@ -47,7 +50,7 @@ export async function copyTables(
       const total = totals[i]!;
       say({ kind: 'table', table: table.name, total });
       const began = performance.now();
-      const rows = await copyTable(source, target, table, (n) => say({ kind: 'rows', table: table.name, copied: n, total }));
+      const rows = await copyTable(source, target, table, batch, (n) => say({ kind: 'rows', table: table.name, copied: n, total }));
       const ms = performance.now() - began;
       say({ kind: 'copied', table: table.name, rows, ms });
       copied.push({ name: table.name, rows, ms });
@@ -65,7 +68,13 @@ export async function copyTables(
  * carried by COPY in PostgreSQL's text format, which writes each value as the text that reads back exactly.
  * Answers how many rows it copied; `onBatch` hears the count so far after each batch.
  */
-async function copyTable(source: EmbeddedSource, target: TransactionSql, table: Table, onBatch: (copied: number) => void): Promise<number> {
+async function copyTable(
+  source: EmbeddedSource,
+  target: TransactionSql,
+  table: Table,
+  batch: BatchBounds,
+  onBatch: (copied: number) => void,
+): Promise<number> {
   const key = table.primaryKey.map((c) => ident(c));
   const keyTypes = table.primaryKey.map((name) => table.columns.find((c) => c.name === name)!.type);
   const position = (values: readonly string[]) => `(${values.map((v, i) => `${literal(v)}::${keyTypes[i]}`).join(', ')})`;
@@ -81,9 +90,9 @@ async function copyTable(source: EmbeddedSource, target: TransactionSql, table: 
       `select * from (
          select ${key.map((_, i) => `k${i}`).join(', ')}, row_number() over w as n, sum(size) over w as bytes
          from (select ${key.map((k, i) => `t.${k} as o${i}, t.${k}::text as k${i}`).join(', ')}, ${size} as size
-               from ${ident(table.name)} t where ${past} order by ${key.map((k) => `t.${k}`).join(', ')} limit ${BATCH.rows}) b
+               from ${ident(table.name)} t where ${past} order by ${key.map((k) => `t.${k}`).join(', ')} limit ${batch.rows}) b
          window w as (order by ${key.map((_, i) => `o${i}`).join(', ')})) s
-       where n = 1 or bytes <= ${BATCH.bytes} order by n desc limit 1`,
+       where n = 1 or bytes <= ${batch.bytes} order by n desc limit 1`,
     );
     if (!end) return copied;
     const upto: string[] = key.map((_, i) => end[`k${i}`]!);
