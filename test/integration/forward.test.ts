@@ -185,6 +185,12 @@ describe('retryable answers', () => {
     cooling.script('/throttled', { steps: [{ status: 429, retryAfter: '1' }] });
     const id = await deliver('throttled');
     await waitFor(() => cooling.requests('/throttled').length === 1);
+    // The neighbour arrives once the 429 is recorded: the request reaching the downstream comes before that, and
+    // on a loaded machine a neighbour claimed in between was sent before any cool-down existed.
+    await waitFor(async () => {
+      const [destination] = await db().select().from(destinations).where(eq(destinations.origin, cooling.url));
+      return destination?.cooldownUntil != null;
+    });
     const neighbour = await deliver('neighbour');
     await taskIn(db(), id, 'succeeded');
     await taskIn(db(), neighbour, 'succeeded');
