@@ -43,6 +43,25 @@ const cpuOf = (c: CpuShares | null, name: 'gateway' | 'worker') =>
   c ? `the machine ${pct(c.machine)} busy: the ${name} ${pct(c.processes[name])} of a core, PostgreSQL ${pct(c.postgres)}` : null;
 
 /**
+ * Where the whole machine is what both sides share, the CPU each spends per task says how far apart they could be
+ * with every core busy, whatever the load left idle: the machine's busy share of its cores over the window ÷ the
+ * tasks done in it, everything on the machine counted (load generator, downstream, PostgreSQL), for both alike.
+ */
+function cpuBudgetBound(
+  ours: { cpu: CpuShares | null; perSecond: number },
+  theirs: { cpu: CpuShares | null; perSecond: number; name: string },
+  line: number,
+): string | null {
+  if (!ours.cpu || !theirs.cpu || ours.perSecond <= 0 || theirs.perSecond <= 0) return null;
+  const cores = ours.cpu.cores;
+  const msOurs = (ours.cpu.machine * cores * 1000) / ours.perSecond;
+  const msTheirs = (theirs.cpu.machine * theirs.cpu.cores * 1000) / theirs.perSecond;
+  const fullOurs = (cores * 1000) / msOurs;
+  const fullTheirs = (theirs.cpu.cores * 1000) / msTheirs;
+  return `the machine's CPU a task, everything on it counted: oncehook ${ms(msOurs)} ms, ${theirs.name} ${ms(msTheirs)} ms; with every core busy that is ${int(fullOurs)}/s against ${int(fullTheirs)}/s = ${times(fullOurs / fullTheirs)}, and ${line}× needs oncehook at ${ms(msTheirs / line)} ms a task`;
+}
+
+/**
  * A closed loop's clients each wait for their answer, so their mean latency is clients ÷ answers per second, and a
  * p99 is never under the mean. Where the mean is over the line, the rate bounds the p99; where it is under, the tail
  * does, and the percentiles show how far it reaches.
@@ -82,6 +101,8 @@ const TARGETS: Target[] = [
             `(b) a bare Hono echo (${int(h)}/s) and (e) a bare forwarder (${int(e)}/s) each fill the machine alone; one process doing both reaches at most ${int(both)}/s = ${times(both / peer.forwardedPerSecond)} the peer`,
           );
         }
+        const budget = cpuBudgetBound({ cpu: once.cpu, perSecond: once.forwardedPerSecond }, { cpu: peer.cpu, perSecond: peer.forwardedPerSecond, name: 'the peer' }, 3);
+        if (budget) bounds.push(budget);
       }
       if (p99 > 50) bounds.push(latencyBound(o.concurrency, once.load, 50));
       const cpu = cpuOf(once.cpu, 'gateway');
@@ -136,6 +157,8 @@ const TARGETS: Target[] = [
           const e = ceiling.best.perSecond;
           bounds.push(`(e) a forwarder that records nothing: ${int(e)}/s = ${times(e / pgboss.work.perSecond)} pg-boss; oncehook at ${times(forward.work.perSecond / e)} of it`);
         }
+        const budget = cpuBudgetBound({ cpu: forward.work.cpu, perSecond: forward.work.perSecond }, { cpu: pgboss.work.cpu, perSecond: pgboss.work.perSecond, name: 'pg-boss' }, 1.5);
+        if (budget) bounds.push(budget);
         const cpu = cpuOf(forward.work.cpu, 'worker');
         if (cpu) bounds.push(cpu);
       }
