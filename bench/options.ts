@@ -27,6 +27,8 @@ export interface BenchOptions {
   bossWorkers: number;
   /** Attempts in flight in oncehook's worker (`serve --concurrency`). */
   workerConcurrency: number;
+  /** `serve --concurrency` of oncehook in the whole job; unset, serve's own default, as `npm start` runs it. */
+  wholeJobConcurrency?: number;
   presignRate: number;
   gatewayLogLevel: string;
   /** Run the gateway from the TypeScript sources through tsx instead of the production build. */
@@ -101,6 +103,9 @@ export function parseOptions(argv: string[]): BenchOptions {
       new Option('--worker-concurrency <n>', "attempts in flight in oncehook's worker, its tuning as batchSize is pg-boss's")
         .default(256)
         .argParser(positiveInt),
+    )
+    .addOption(
+      new Option('--whole-job-concurrency <n>', "attempts in flight in oncehook's whole job (default: serve's own, as npm start runs it)").argParser(positiveInt),
     )
     .addOption(
       new Option('--presign-rate <n>', 'deliveries signed ahead per measured second; more are signed on the fly')

@@ -189,7 +189,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
     rows.push(['the whole job (receive and forward, one process)', `${times(wholeJobRatio(oncehook, peer))} the peer's forwarded`, [
       ...[oncehook, peer, embedded].flatMap(wholeJobLines),
       `oncehook on embedded PGlite ÷ the peer on PostgreSQL: ${times(wholeJobRatio(embedded, peer))}`,
-      `tuning: oncehook serve --concurrency ${whole.workerConcurrency}; the peer pg-boss ${b.version}, batchSize ${b.batchSize}, ${b.workers} workers, polling ${b.pollingIntervalSeconds} s, pool ${b.poolMax}, fetch on ${b.connections} connections`,
+      `tuning: oncehook serve ${whole.concurrency === null ? "with its default concurrency, as npm start runs it" : `--concurrency ${whole.concurrency}`}; the peer pg-boss ${b.version}, batchSize ${b.batchSize}, ${b.workers} workers, polling ${b.pollingIntervalSeconds} s, pool ${b.poolMax}, fetch on ${b.connections} connections`,
     ]]);
   }
   if (r.embedded) {

@@ -106,8 +106,8 @@ export interface WholeJobResult {
   peer: WholeJobRun;
   embedded: WholeJobRun;
   peerSettings: PeerSettings;
-  /** `serve --concurrency` of both oncehook runs. */
-  workerConcurrency: number;
+  /** `serve --concurrency` of both oncehook runs; null: serve's own default. */
+  concurrency: number | null;
 }
 
 export interface StormResult extends GatewayFigures {

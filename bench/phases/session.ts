@@ -10,8 +10,11 @@ export interface Session {
   readonly databaseUrl: string;
   readonly downstream: Downstream;
   readonly configFile: string;
-  /** Starts a gateway on this session's database; stopped with the session if not before. */
-  start(role: Role, name?: string): Promise<RunningGateway>;
+  /**
+   * Starts a gateway on this session's database; stopped with the session if not before. It forwards with
+   * `--worker-concurrency` attempts in flight unless `concurrency` says otherwise (null: serve's own default).
+   */
+  start(role: Role, name?: string, concurrency?: number | null): Promise<RunningGateway>;
   count(sql: string): Promise<number>;
 }
 
@@ -35,7 +38,7 @@ export async function withSession<T>(
       databaseUrl,
       downstream,
       configFile,
-      async start(role, name = `oncehook ${phase}`) {
+      async start(role, name = `oncehook ${phase}`, concurrency = ctx.options.workerConcurrency) {
         const gateway = await startGateway({
           name,
           configFile,
@@ -43,7 +46,7 @@ export async function withSession<T>(
           role,
           logFile: join(ctx.tmpDir, `${phase}-${gateways.length}.log`),
           logLevel: ctx.options.gatewayLogLevel,
-          concurrency: ctx.options.workerConcurrency,
+          concurrency: concurrency ?? undefined,
           profileDir: ctx.profileDir,
           sources: ctx.options.sources,
           cleanup: ctx.cleanup,

@@ -19,9 +19,10 @@ import { withSession } from './session.ts';
 const PEER_POLLING_SECONDS = 0.5;
 
 export async function runWholeJob(ctx: Context): Promise<WholeJobResult> {
-  const concurrency = ctx.options.workerConcurrency;
+  // As `npm start` runs it: serve's own number of attempts in flight unless the run asks for another.
+  const concurrency = ctx.options.wholeJobConcurrency ?? null;
   const oncehook = await withSession(ctx, 'whole-job', async (session) => {
-    const gateway = await session.start('all', 'oncehook whole job');
+    const gateway = await session.start('all', 'oncehook whole job', concurrency);
     return measure(ctx, { gateway: 'oncehook', engine: 'PostgreSQL', label: 'whole-job-oncehook', url: gateway.url, pid: gateway.child.pid }, session.downstream);
   });
   const { peer, peerSettings } = await runPeer(ctx);
@@ -29,9 +30,9 @@ export async function runWholeJob(ctx: Context): Promise<WholeJobResult> {
     ctx,
     'whole-job-embedded',
     ({ gateway, downstream }) => measure(ctx, { gateway: 'oncehook', engine: 'embedded PGlite', label: 'whole-job-embedded', url: gateway.url, pid: gateway.child.pid }, downstream),
-    concurrency,
+    concurrency ?? undefined,
   );
-  return { oncehook, peer, embedded, peerSettings, workerConcurrency: concurrency };
+  return { oncehook, peer, embedded, peerSettings, concurrency };
 }
 
 async function runPeer(ctx: Context): Promise<{ peer: WholeJobRun; peerSettings: PeerSettings }> {

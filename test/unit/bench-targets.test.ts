@@ -86,7 +86,7 @@ function results(f: {
       peer: wholeJobRun('Hono + pg-boss', peer, 120),
       embedded: { ...wholeJobRun('oncehook', 400, 80), engine: 'embedded PGlite' },
       peerSettings: { version: '10.4.2', batchSize: 2000, workers: 4, pollingIntervalSeconds: 0.5, poolMax: 38, connections: 256 },
-      workerConcurrency: 256,
+      concurrency: null,
     },
     embedded: {
       role: 'all',
