@@ -43,9 +43,10 @@ const cpuOf = (c: CpuShares | null, name: 'gateway' | 'worker') =>
   c ? `the machine ${pct(c.machine)} busy: the ${name} ${pct(c.processes[name])} of a core, PostgreSQL ${pct(c.postgres)}` : null;
 
 /**
- * Where the whole machine is what both sides share, the CPU each spends per task says how far apart they could be
- * with every core busy, whatever the load left idle: the machine's busy share of its cores over the window ÷ the
- * tasks done in it, everything on the machine counted (load generator, downstream, PostgreSQL), for both alike.
+ * Both sides run on the same cores, so the CPU each spends a task says how far apart they can be once those cores
+ * are busy, whatever the closed loop left idle: the CPU of every process the phase watched (the gateway or worker,
+ * its downstream) and of PostgreSQL over the window ÷ the tasks done in it. The load generator is the same for both
+ * and not counted; nor is whatever else the machine ran, which a share of the whole machine would count.
  */
 function cpuBudgetBound(
   ours: { cpu: CpuShares | null; perSecond: number },
@@ -53,12 +54,10 @@ function cpuBudgetBound(
   line: number,
 ): string | null {
   if (!ours.cpu || !theirs.cpu || ours.perSecond <= 0 || theirs.perSecond <= 0) return null;
-  const cores = ours.cpu.cores;
-  const msOurs = (ours.cpu.machine * cores * 1000) / ours.perSecond;
-  const msTheirs = (theirs.cpu.machine * theirs.cpu.cores * 1000) / theirs.perSecond;
-  const fullOurs = (cores * 1000) / msOurs;
-  const fullTheirs = (theirs.cpu.cores * 1000) / msTheirs;
-  return `the machine's CPU a task, everything on it counted: oncehook ${ms(msOurs)} ms, ${theirs.name} ${ms(msTheirs)} ms; with every core busy that is ${int(fullOurs)}/s against ${int(fullTheirs)}/s = ${times(fullOurs / fullTheirs)}, and ${line}× needs oncehook at ${ms(msTheirs / line)} ms a task`;
+  const perTask = (c: CpuShares, perSecond: number) => ((Object.values(c.processes).reduce((a, b) => a + b, 0) + c.postgres) * 1000) / perSecond;
+  const msOurs = perTask(ours.cpu, ours.perSecond);
+  const msTheirs = perTask(theirs.cpu, theirs.perSecond);
+  return `CPU a task of the gateway, its downstream and PostgreSQL: oncehook ${ms(msOurs)} ms, ${theirs.name} ${ms(msTheirs)} ms, so on the same busy cores ${times(msTheirs / msOurs)}; ${line}× needs oncehook at ${ms(msTheirs / line)} ms a task`;
 }
 
 /**

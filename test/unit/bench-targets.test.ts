@@ -141,8 +141,8 @@ describe("the targets table (issue 26)", () => {
       'oncehook forwarded 1,800/s of 1,800 accepted/s, the peer 1,000 of 1,000: each forwards what it receives, so receiving sets the ratio',
       // 6,000 × 12,000 ÷ 18,000: the echo's and the bare forwarder's rates, sharing one machine.
       '(b) a bare Hono echo (6,000/s) and (e) a bare forwarder (12,000/s) each fill the machine alone; one process doing both reaches at most 4,000/s = 4.00× the peer',
-      // 99 % of 2 cores over 1,800 tasks/s and over 1,000: 1.10 and 1.98 ms; 2 cores ÷ each.
-      "the machine's CPU a task, everything on it counted: oncehook 1.10 ms, the peer 1.98 ms; with every core busy that is 1,818/s against 1,010/s = 1.80×, and 3× needs oncehook at 0.66 ms a task",
+      // The gateway 0.95, the downstream 0.2 and PostgreSQL 0.4 of a core: 1.55 ÷ 1,800 and ÷ 1,000 tasks/s.
+      'CPU a task of the gateway, its downstream and PostgreSQL: oncehook 0.86 ms, the peer 1.55 ms, so on the same busy cores 1.80×; 3× needs oncehook at 0.52 ms a task',
       // 32 clients ÷ 1,980 answers/s = 16.2 ms: under the line, so the tail is what is over it.
       '32 clients at 1,980 answers/s wait 16.2 ms on average; the tail sets the p99: p50 32.0 ms, p99 64.0 ms, p99.9 64.0 ms',
       'the machine 99 % busy: the gateway 95 % of a core, PostgreSQL 40 %',
@@ -154,7 +154,7 @@ describe("the targets table (issue 26)", () => {
     ]);
     expect(rows.get('3')!.why).toEqual([
       '(e) a forwarder that records nothing: 12,000/s = 4.00× pg-boss; oncehook at 0.25× of it',
-      "the machine's CPU a task, everything on it counted: oncehook 0.60 ms, pg-boss 0.60 ms; with every core busy that is 3,333/s against 3,333/s = 1.00×, and 1.5× needs oncehook at 0.40 ms a task",
+      'CPU a task of the gateway, its downstream and PostgreSQL: oncehook 0.57 ms, pg-boss 0.57 ms, so on the same busy cores 1.00×; 1.5× needs oncehook at 0.38 ms a task',
       'the machine 90 % busy: the worker 80 % of a core, PostgreSQL 60 %',
     ]);
     // 1.1 of a core over a 500 ms burst of 1,000 requests: 550 µs each.
