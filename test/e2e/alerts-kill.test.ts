@@ -35,7 +35,9 @@ const engines: { name: string; place(root: string): Promise<{ env: Record<string
  * dedupes on webhook-id, as Standard Webhooks asks, acts on it once (this endpoint honours the key: one effect). A
  * second message is never made: the round that made it committed it with the alert's standing.
  */
-describe.each(engines)('an alert in flight through a kill -9, on $name', ({ place: makePlace }) => {
+// The two engines side by side: most of each is waiting for the lease and the rounds, and each has its own
+// endpoint, downstream and store.
+describe.concurrent.each(engines)('an alert in flight through a kill -9, on $name', ({ place: makePlace }) => {
   let endpoint: Downstream;
   let api: Downstream;
   let gateway: GatewayProcess | undefined;

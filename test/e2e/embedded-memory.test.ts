@@ -27,7 +27,9 @@ const launchers = [
   { name: 'the build', bin: BIN, idleLimit: IDLE_LIMIT },
 ];
 
-describe.each(launchers)('the embedded default through $name', ({ bin, idleLimit }) => {
+// The two launchers side by side, each on its own data directory: most of each test is its idle time, and a
+// process's memory is its own. Within a launcher, the second start needs the directory the first left.
+describe.concurrent.each(launchers)('the embedded default through $name', ({ bin, idleLimit }) => {
   const root = mkdtempSync(join(tmpdir(), 'oncehook-memory-'));
   const dataDir = join(root, 'data');
   let downstream: Downstream;
@@ -64,7 +66,7 @@ describe.each(launchers)('the embedded default through $name', ({ bin, idleLimit
     }
   }
 
-  it('starts a new data directory from the cluster image within the memory it needs', async () => {
+  it.sequential('starts a new data directory from the cluster image within the memory it needs', async () => {
     const { gateway, peak, idle } = await serveAndIdle();
     await gateway.stop();
     expect(gateway.output()).toContain('its cluster came from the image shipped with oncehook');
@@ -72,7 +74,7 @@ describe.each(launchers)('the embedded default through $name', ({ bin, idleLimit
     expect(idle, `idle ${(idle / MiB).toFixed(0)} MiB`).toBeLessThanOrEqual(idleLimit);
   });
 
-  it('starts again on the same directory within the same', async () => {
+  it.sequential('starts again on the same directory within the same', async () => {
     const { gateway, peak, idle } = await serveAndIdle();
     await gateway.stop();
     expect(gateway.output()).not.toContain('its cluster came from the image');

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** `npm start`'s launcher: the TypeScript sources through tsx, as a checkout runs them. */
 export const LAUNCHER = fileURLToPath(new URL('../../bin/oncehook.js', import.meta.url));
-/** Where the e2e project's global setup built this checkout for the run (test/e2e/build-once.ts). */
+/** Where the global setup built this checkout for the run (test/support/build-once.ts). */
 export const BUILT_CHECKOUT_ENV = 'ONCEHOOK_TEST_BUILT_CHECKOUT';
 const built = process.env[BUILT_CHECKOUT_ENV];
 /** The `oncehook` the tests run: the run's compiled build where there is one, else the launcher. */
