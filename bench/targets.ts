@@ -44,20 +44,21 @@ const cpuOf = (c: CpuShares | null, name: 'gateway' | 'worker') =>
 
 /**
  * Both sides run on the same cores, so the CPU each spends a task says how far apart they can be once those cores
- * are busy, whatever the closed loop left idle: the CPU of every process the phase watched (the gateway or worker,
- * its downstream) and of PostgreSQL over the window ÷ the tasks done in it. The load generator is the same for both
+ * are busy, whatever the closed loop left idle: the CPU of every process the phase watched (`ourProcess`, the
+ * gateway or the worker, and its downstream) and of PostgreSQL over the window ÷ the tasks done in it. The load generator is the same for both
  * and not counted; nor is whatever else the machine ran, which a share of the whole machine would count.
  */
 function cpuBudgetBound(
   ours: { cpu: CpuShares | null; perSecond: number },
   theirs: { cpu: CpuShares | null; perSecond: number; name: string },
   line: number,
+  ourProcess: 'gateway' | 'worker',
 ): string | null {
   if (!ours.cpu || !theirs.cpu || ours.perSecond <= 0 || theirs.perSecond <= 0) return null;
   const perTask = (c: CpuShares, perSecond: number) => ((Object.values(c.processes).reduce((a, b) => a + b, 0) + c.postgres) * 1000) / perSecond;
   const msOurs = perTask(ours.cpu, ours.perSecond);
   const msTheirs = perTask(theirs.cpu, theirs.perSecond);
-  return `CPU a task of the gateway, its downstream and PostgreSQL: oncehook ${ms(msOurs)} ms, ${theirs.name} ${ms(msTheirs)} ms, so on the same busy cores ${times(msTheirs / msOurs)}; ${line}× needs oncehook at ${ms(msTheirs / line)} ms a task`;
+  return `CPU a task of the ${ourProcess}, its downstream and PostgreSQL: oncehook ${ms(msOurs)} ms, ${theirs.name} ${ms(msTheirs)} ms, so on the same busy cores ${times(msTheirs / msOurs)}; ${line}× needs oncehook at ${ms(msTheirs / line)} ms a task`;
 }
 
 /**
@@ -100,7 +101,7 @@ const TARGETS: Target[] = [
             `(b) a bare Hono echo (${int(h)}/s) and (e) a bare forwarder (${int(e)}/s) each fill the machine alone; one process doing both reaches at most ${int(both)}/s = ${times(both / peer.forwardedPerSecond)} the peer`,
           );
         }
-        const budget = cpuBudgetBound({ cpu: once.cpu, perSecond: once.forwardedPerSecond }, { cpu: peer.cpu, perSecond: peer.forwardedPerSecond, name: 'the peer' }, 3);
+        const budget = cpuBudgetBound({ cpu: once.cpu, perSecond: once.forwardedPerSecond }, { cpu: peer.cpu, perSecond: peer.forwardedPerSecond, name: 'the peer' }, 3, 'gateway');
         if (budget) bounds.push(budget);
       }
       if (p99 > 50) bounds.push(latencyBound(o.concurrency, once.load, 50));
@@ -156,7 +157,7 @@ const TARGETS: Target[] = [
           const e = ceiling.best.perSecond;
           bounds.push(`(e) a forwarder that records nothing: ${int(e)}/s = ${times(e / pgboss.work.perSecond)} pg-boss; oncehook at ${times(forward.work.perSecond / e)} of it`);
         }
-        const budget = cpuBudgetBound({ cpu: forward.work.cpu, perSecond: forward.work.perSecond }, { cpu: pgboss.work.cpu, perSecond: pgboss.work.perSecond, name: 'pg-boss' }, 1.5);
+        const budget = cpuBudgetBound({ cpu: forward.work.cpu, perSecond: forward.work.perSecond }, { cpu: pgboss.work.cpu, perSecond: pgboss.work.perSecond, name: 'pg-boss' }, 1.5, 'worker');
         if (budget) bounds.push(budget);
         const cpu = cpuOf(forward.work.cpu, 'worker');
         if (cpu) bounds.push(cpu);

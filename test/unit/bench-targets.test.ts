@@ -154,7 +154,7 @@ describe("the targets table (issue 26)", () => {
     ]);
     expect(rows.get('3')!.why).toEqual([
       '(e) a forwarder that records nothing: 12,000/s = 4.00× pg-boss; oncehook at 0.25× of it',
-      'CPU a task of the gateway, its downstream and PostgreSQL: oncehook 0.57 ms, pg-boss 0.57 ms, so on the same busy cores 1.00×; 1.5× needs oncehook at 0.38 ms a task',
+      'CPU a task of the worker, its downstream and PostgreSQL: oncehook 0.57 ms, pg-boss 0.57 ms, so on the same busy cores 1.00×; 1.5× needs oncehook at 0.38 ms a task',
       'the machine 90 % busy: the worker 80 % of a core, PostgreSQL 60 %',
     ]);
     // 1.1 of a core over a 500 ms burst of 1,000 requests: 550 µs each.
