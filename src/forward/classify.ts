@@ -24,9 +24,16 @@ export const OUTCOME_CLASSES = {
 } as const;
 type Classes = typeof OUTCOME_CLASSES;
 
+/**
+ * What a lookup's answer says of its origin, not of the effect: overloaded (429, 503), so it cools down, or
+ * refusing oncehook (401, 403), so it is paused until a person resumes it.
+ */
+export type LookupStanding = { cooling: true; retryAfter: RetryAfter | null } | { cooling: false };
+
 export type Verdict =
   | { class: Classes['success'] | Classes['found']; status: number; reference: string }
-  | { class: Classes['notSent'] | Classes['unknown'] | Classes['unanswered']; status: number | null; error: string }
+  | { class: Classes['notSent'] | Classes['unknown']; status: number | null; error: string }
+  | { class: Classes['unanswered']; status: number | null; error: string; standing?: LookupStanding }
   | { class: Classes['retryable']; status: number; error: string; retryAfter: RetryAfter | null; coolDown: boolean }
   | { class: Classes['rejected'] | Classes['refused'] | Classes['absent']; status: number; error: string };
 
@@ -71,12 +78,21 @@ export function classifySend(exchange: Exchange, referencePointer: string | unde
 /**
  * Classifies a lookup's answer: 2xx the effect exists, 404 it does not, anything else says nothing. An HTML
  * page is never a verdict: a sign-in page answering 200 would mark a task done that never was, and a web
- * server's 404 page for a mistyped lookup path would have it sent again.
+ * server's 404 page for a mistyped lookup path would have it sent again. A 429, 503, 401 or 403 says nothing
+ * of the effect either, but something of the lookup's origin, whatever its body: a proxy's HTML 503 page is
+ * an overload all the same, and a sign-in page answering 401 a refusal.
  */
 export function classifyLookup(exchange: Exchange, referencePointer: string | undefined, found?: unknown): Verdict {
   if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unanswered);
   const { answer } = exchange;
   const { status } = answer;
+  if (COOL_DOWN.has(status)) {
+    const retryAfter = parseRetryAfter(answer.headers['retry-after']);
+    return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer), standing: { cooling: true, retryAfter } };
+  }
+  if (status === 401 || status === 403) {
+    return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer), standing: { cooling: false } };
+  }
   if (/^\s*text\/html\b/i.test(answer.headers['content-type'] ?? '')) {
     return { class: OUTCOME_CLASSES.unanswered, status, error: `${answer.status} ${answer.statusText}: an HTML page, not a lookup's answer`.trim() };
   }

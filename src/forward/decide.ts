@@ -1,14 +1,14 @@
 import { CLAIM_MODES, type ClaimedTask } from '../store/atomic/claim.ts';
 import type { AttemptFinish } from '../store/atomic/finish.ts';
 import { TASK_STATES } from '../store/decisions.ts';
-import { backoffMs } from './backoff.ts';
-import { OUTCOME_CLASSES, type Verdict } from './classify.ts';
+import { backoffMs, type RetryAfter } from './backoff.ts';
+import { OUTCOME_CLASSES, type LookupStanding, type Verdict } from './classify.ts';
 import type { Route } from './routes.ts';
 
 /** The part of an attempt's finish that follows from its verdict: where the task goes, and when. */
 export type Decision = Pick<
   AttemptFinish,
-  'state' | 'delayMs' | 'notBefore' | 'decision' | 'destination' | 'reference' | 'error' | 'status'
+  'state' | 'delayMs' | 'notBefore' | 'decision' | 'destination' | 'reference' | 'error' | 'status' | 'lookupNotCounted'
 >;
 
 /** The longest wait a downstream's Retry-After is granted, unless the action's backoff allows longer. */
@@ -63,6 +63,9 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
         ? { ...base, state: TASK_STATES.failed, error: verdict.error, decision: 'failed: not done, and attempts exhausted' }
         : { ...base, state: TASK_STATES.pending, error: verdict.error, decision: 'send again: confirmed absent' };
   }
+  if (task.mode === 'lookup' && route.lookup !== null && verdict.class === OUTCOME_CLASSES.unanswered && verdict.standing) {
+    return lookupOriginAnswered(verdict.standing, { ...base, error: verdict.error }, task, route.lookup.destination, route);
+  }
   if (task.mode === 'lookup' || verdict.class === OUTCOME_CLASSES.unknown || verdict.class === OUTCOME_CLASSES.unanswered) {
     return {
       ...base,
@@ -79,32 +82,91 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
     return { ...base, state: TASK_STATES.failed, error: verdict.error, destination, decision: 'failed: attempts exhausted' };
   }
   const retryAfter = verdict.class === OUTCOME_CLASSES.retryable ? verdict.retryAfter : null;
-  const jittered = backoffMs(task.attempts, config.backoff);
-  // A Retry-After past an hour, or the action's longest backoff if that is longer, is cut to it: a downstream's
-  // "99999999999" would hold the task and cool its destination for millennia, and a larger one does not fit
-  // the database's interval at all.
-  const longestMs = Math.max(config.backoff.maxMs, LONGEST_RETRY_AFTER_MS);
-  const askedMs = retryAfter && ('delayMs' in retryAfter ? retryAfter.delayMs : retryAfter.at.getTime() - Date.now());
-  const capped = askedMs !== null && askedMs > longestMs;
+  const wait = waitOf(retryAfter, backoffMs(task.attempts, config.backoff), coolDown, route);
   return {
     ...base,
     state: TASK_STATES.pending,
     error: verdict.error,
     destination,
-    // A cooldown must last a while even when the jitter draws zero.
+    delayMs: wait.delayMs,
+    notBefore: wait.notBefore,
+    decision: wait.capped
+      ? 'retry after the downstream\'s Retry-After, cut to the longest wait oncehook allows'
+      : retryAfter
+        ? 'retry after the downstream\'s Retry-After'
+        : 'retry with backoff',
+  };
+}
+
+/**
+ * A lookup answered for its origin, not for the effect: 429 or 503 cool the lookup's origin as a send's answer
+ * cools the action's, 401 or 403 pause it, whichever origin the action sends to. The task stays
+ * `outcome_unknown` — the effect may exist, so never `failed` — and the claim asks no lookup there until the
+ * origin is open again (a keyed resend, which goes to the action's origin, is not held).
+ *
+ * The lookup is not counted against the task's budget (`maxAttempts` lookups, then a person): the claim counted
+ * it, and the finish takes it back. An overloaded or refusing lookup API said nothing about the effect, and a
+ * budget spent on its 429s sent every task it reconciles to review during an hour of rate limiting, or after a
+ * wrong API key, though asking once it recovers would settle them. Nor does the backoff grow from it: a 429
+ * without Retry-After waits the same as the last, and the origin's cooldown already holds every other task.
+ */
+function lookupOriginAnswered(
+  standing: LookupStanding,
+  base: Omit<Decision, 'state' | 'decision'>,
+  task: ClaimedTask,
+  origin: string,
+  route: Route,
+): Decision {
+  const jittered = backoffMs(task.lookups, route.config.backoff);
+  const unknown = { ...base, state: TASK_STATES.outcomeUnknown, lookupNotCounted: true };
+  if (!standing.cooling) {
+    return {
+      ...unknown,
+      delayMs: jittered,
+      destination: { origin, pause: `${base.status} refused oncehook's lookup for ${task.id}` },
+      decision: 'ask the lookup again once a person resumes its origin; not counted as a lookup',
+    };
+  }
+  const wait = waitOf(standing.retryAfter, jittered, true, route);
+  return {
+    ...unknown,
+    delayMs: wait.delayMs,
+    notBefore: wait.notBefore,
+    destination: { origin, pause: null },
+    decision:
+      `ask the lookup again after ${standing.retryAfter ? 'its Retry-After' : 'a backoff'}` +
+      `${wait.capped ? ', cut to the longest wait oncehook allows' : ''}; its origin cooled down, and not counted as a lookup`,
+  };
+}
+
+/**
+ * How long a task waits when the downstream asked for time: its Retry-After, else the backoff, at least
+ * `backoff.initialMs` when the answer cools a whole origin — a cooldown must last a while even when the jitter
+ * draws zero.
+ */
+function waitOf(
+  retryAfter: RetryAfter | null,
+  jittered: number,
+  coolDown: boolean,
+  route: Route,
+): { delayMs: number; notBefore: Date | null; capped: boolean } {
+  const { backoff } = route.config;
+  // A Retry-After past an hour, or the action's longest backoff if that is longer, is cut to it: a downstream's
+  // "99999999999" would hold the task and cool its destination for millennia, and a larger one does not fit
+  // the database's interval at all.
+  const longestMs = Math.max(backoff.maxMs, LONGEST_RETRY_AFTER_MS);
+  const askedMs = retryAfter && ('delayMs' in retryAfter ? retryAfter.delayMs : retryAfter.at.getTime() - Date.now());
+  const capped = askedMs !== null && askedMs > longestMs;
+  return {
+    capped,
     delayMs: capped
       ? longestMs
       : retryAfter && 'delayMs' in retryAfter
         ? retryAfter.delayMs
         : coolDown
-          ? Math.max(jittered, config.backoff.initialMs)
+          ? Math.max(jittered, backoff.initialMs)
           : jittered,
     notBefore: !capped && retryAfter && 'at' in retryAfter ? retryAfter.at : null,
-    decision: capped
-      ? 'retry after the downstream\'s Retry-After, cut to the longest wait oncehook allows'
-      : retryAfter
-        ? 'retry after the downstream\'s Retry-After'
-        : 'retry with backoff',
   };
 }
 

@@ -319,7 +319,7 @@ describe('failures after the request was written: the effect may exist', () => {
   });
 
   it('a lookup that never answers yes or no: asked again, then needs_review', async () => {
-    downstream.script('/unanswered', { steps: ['hang'], lookup: [{ status: 500 }, { status: 503 }] });
+    downstream.script('/unanswered', { steps: ['hang'], lookup: [{ status: 500 }, { status: 502 }] });
     const id = await deliver('unanswered');
     const held = await taskIn(db(), id, 'needs_review');
     expect(held.lookups).toBe(2);

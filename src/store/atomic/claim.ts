@@ -20,7 +20,10 @@ export interface ClaimRoute {
   action: string;
   /** The downstream origin: cooldowns and pauses apply to it. */
   destination: string;
-  /** Where the action's lookups go, when it has one: a destination's limits count them there. */
+  /**
+   * Where the action's lookups go, when it has one: a destination's limits count them there, and no lookup is asked
+   * while it cools down or is paused.
+   */
   lookupDestination: string | null;
   keyed: boolean;
   keyRetentionMs: number;
@@ -64,8 +67,8 @@ export interface ClaimedTask {
  * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is
  * reconciled by the rules of CONTRACT.md, decided there in database time: send again under the same key
  * while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
- * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008, 0013, 0015): one
- * round trip per claim instead of a transaction's four.
+ * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008, 0013,
+ * 0015, 0019): one round trip per claim instead of a transaction's four.
  */
 export async function claimTasks(
   db: Db,

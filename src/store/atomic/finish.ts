@@ -30,6 +30,8 @@ export interface AttemptFinish {
   notBefore: Date | null;
   /** A cooldown lasts as long as the task's own wait; a pause until a person resumes. */
   destination: DestinationChange | null;
+  /** The claim's lookup is taken back: the answer spoke of the lookup's origin, not of the effect (decide.ts). */
+  lookupNotCounted?: boolean;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
     notBefore: f.notBefore?.toISOString() ?? null,
     origin: f.destination?.origin ?? null,
     pause: f.destination?.pause ?? null,
+    uncounted: f.lookupNotCounted ?? false,
   }));
   const kept = await rowsOf<{ kept: boolean }>(
     db,
@@ -65,10 +68,11 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
       select f.*, greatest(now() + f."delayMs" * interval '1 millisecond', coalesce(f."notBefore", now())) as next
       from json_to_recordset(${batchJson(rows)}::json) as f(i int, "taskId" text, "attemptId" bigint, owner text,
         status int, "durationMs" int, class text, error text, reference text, "requestSha256" text, decision text,
-        state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text)
+        state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text, uncounted boolean)
     ),
     task as (
       update tasks t set state = f.state, next_attempt_at = f.next, lease_owner = null, lease_expires_at = null,
+        lookups = t.lookups - f.uncounted::int,
         last_error = case when f.state = ${TASK_STATES.succeeded} then null else f.error end,
         result_reference = coalesce(f.reference, t.result_reference), updated_at = now()
       from f

@@ -78,4 +78,16 @@ describe('classifyLookup: yes, no, or nothing known', () => {
     expect(classifyLookup(answer(404, { 'content-type': 'text/plain' }, 'Not Found'), undefined).class).toBe('lookup_absent');
     expect(classifyLookup(answer(200, { 'content-type': 'application/json' }, '{"id":1}'), undefined).class).toBe('lookup_found');
   });
+
+  it("429 and 503 say the lookup's origin is overloaded, 401 and 403 that it refuses oncehook, whatever the body", () => {
+    const html = { 'content-type': 'text/html' };
+    expect(classifyLookup(answer(429, { 'retry-after': '7' }), undefined)).toMatchObject({
+      class: 'lookup_unanswered',
+      standing: { cooling: true, retryAfter: { delayMs: 7000 } },
+    });
+    expect(classifyLookup(answer(503, html, '<h1>Service Unavailable</h1>'), undefined)).toMatchObject({ standing: { cooling: true, retryAfter: null } });
+    expect(classifyLookup(answer(401), undefined)).toMatchObject({ class: 'lookup_unanswered', standing: { cooling: false } });
+    expect(classifyLookup(answer(403, html, '<html>Sign in</html>'), undefined)).toMatchObject({ standing: { cooling: false } });
+    for (const status of [500, 502, 408, 409]) expect(classifyLookup(answer(status), undefined)).not.toHaveProperty('standing');
+  });
 });

@@ -7,13 +7,12 @@ import { Routes } from '../../../src/forward/routes.ts';
 import type { ClaimedTask } from '../../../src/store/atomic/claim.ts';
 import type { TaskState } from '../../../src/store/decisions.ts';
 
-const config = parseConfig(
-  JSON.stringify({
-    sources: { shop: { adapter: 'shopify', secrets: ['s'], actions: { crm: { url: 'http://crm.test/tasks', idempotency: 'key', maxAttempts: 3 } } } },
-  }),
-  'test',
-).config;
-const route = new Routes(config, 1000).get('shop', 'crm');
+/** The route of one action of source `shop`, configured as `action`. */
+function routeOf(name: string, action: object) {
+  const sources = { shop: { adapter: 'shopify', secrets: ['s'], actions: { [name]: action } } };
+  return new Routes(parseConfig(JSON.stringify({ sources }), 'test').config, 1000).get('shop', name);
+}
+const route = routeOf('crm', { url: 'http://crm.test/tasks', idempotency: 'key', maxAttempts: 3 });
 
 function claimed(priorState: TaskState, attempts: number, mode: ClaimedTask['mode'] = 'send'): ClaimedTask {
   return {
@@ -61,23 +60,12 @@ describe('decide: a resend of an unknown outcome ends it only by confirming some
 });
 
 describe('decide: waits', () => {
-  const withLookup = new Routes(
-    parseConfig(
-      JSON.stringify({
-        sources: {
-          shop: {
-            adapter: 'shopify',
-            secrets: ['s'],
-            actions: {
-              mail: { url: 'http://mail.test/send', lookup: 'http://mail.test/sent?key={key}', timeoutMs: 4000, backoff: { initialMs: 10, maxMs: 60_000 } },
-            },
-          },
-        },
-      }),
-      'test',
-    ).config,
-    1000,
-  ).get('shop', 'mail');
+  const withLookup = routeOf('mail', {
+    url: 'http://mail.test/send',
+    lookup: 'http://mail.test/sent?key={key}',
+    timeoutMs: 4000,
+    backoff: { initialMs: 10, maxMs: 60_000 },
+  });
   const unknown: Verdict = { class: 'unknown', status: 500, error: '500 (the downstream may have acted)' };
 
   it("an unknown outcome is looked up no sooner than the action's timeout: the downstream may still be at work", () => {
@@ -99,3 +87,42 @@ describe('decide: waits', () => {
     expect(asked({ delayMs: 5000 })).toMatchObject({ delayMs: 5000 });
   });
 });
+
+describe("decide: a lookup's answer about its own origin", () => {
+  const searched = routeOf('mail', { url: 'http://mail.test/send', lookup: 'http://search.test/sent?key={key}', backoff: { initialMs: 10, maxMs: 60_000 } });
+  const lookup = { ...claimed('outcome_unknown', 1, 'lookup'), action: 'mail', lookups: 1 };
+  const standing = (status: number, standing: NonNullable<Extract<Verdict, { class: 'lookup_unanswered' }>['standing']>): Verdict => ({
+    class: 'lookup_unanswered',
+    status,
+    error: `${status}`,
+    standing,
+  });
+
+  it("429 cools the lookup's origin for its Retry-After, capped as a send's; the task stays unknown, the lookup not counted", () => {
+    expect(decide(standing(429, { cooling: true, retryAfter: { delayMs: 3000 } }), lookup, searched)).toMatchObject({
+      state: 'outcome_unknown',
+      delayMs: 3000,
+      destination: { origin: 'http://search.test', pause: null },
+      lookupNotCounted: true,
+    });
+    const capped = decide(standing(429, { cooling: true, retryAfter: { delayMs: 99_999_999_999_000 } }), lookup, searched);
+    expect(capped).toMatchObject({ delayMs: LONGEST_RETRY_AFTER_MS, decision: expect.stringMatching(/cut/) });
+    // Without Retry-After, at least the initial backoff: a cooldown whose jitter drew zero would be none.
+    for (let i = 0; i < 20; i++) expect(decide(standing(503, { cooling: true, retryAfter: null }), lookup, searched).delayMs).toBeGreaterThanOrEqual(10);
+  });
+
+  it("401 pauses the lookup's origin, naming the task; never failed, since the effect may exist", () => {
+    expect(decide(standing(401, { cooling: false }), lookup, searched)).toMatchObject({
+      state: 'outcome_unknown',
+      destination: { origin: 'http://search.test', pause: "401 refused oncehook's lookup for t1" },
+      lookupNotCounted: true,
+    });
+  });
+
+  it('any other unanswered lookup is counted, and touches no origin', () => {
+    const other = decide({ class: 'lookup_unanswered', status: 500, error: '500' }, lookup, searched);
+    expect(other).toMatchObject({ state: 'outcome_unknown', destination: null });
+    expect(other.lookupNotCounted).toBeUndefined();
+  });
+});
+
