@@ -25,5 +25,8 @@ export type TaskState = (typeof TASK_STATES)[keyof typeof TASK_STATES];
 /** Where a task ends: nothing more is sent for it unless a person decides so. */
 export const FINISHED_STATES: readonly TaskState[] = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancelled];
 
-/** Ingest wakes the forwarder with this channel, inside the transaction that created the tasks. */
+/**
+ * Ingest wakes the forwarder with this channel, inside the transaction that created the tasks; so do a release and,
+ * after its commit, a finish that freed a `maxInFlight` slot a task waits for. Any notification makes a worker claim.
+ */
 export const TASKS_CHANNEL = 'oncehook_tasks';

@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
-import { TASK_STATES, type TaskState } from '../decisions.ts';
+import { TASK_STATES, TASKS_CHANNEL, type TaskState } from '../decisions.ts';
 import { PREPARED } from '../prepared.ts';
 import { batchJson, rowsOf } from '../rows.ts';
 
@@ -111,4 +111,22 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
     select f."taskId" in (select id from task) as kept from f order by f.i`,
   );
   return kept.map((row) => row.kept);
+}
+
+/**
+ * Wakes every worker of every instance (TASKS_CHANNEL) when a due task of one of `waiting` (`state:source:action`, the
+ * claims a freed slot of a `maxInFlight` origin may let go) is there to take; returns whether it did. Sent by the
+ * worker whose finish freed the slot, after that finish committed: a NOTIFY in the finish's own transaction would
+ * serialize every notifying commit database-wide (docs/performance.md), and the claims it wakes must see the slot
+ * free anyway. The look walks tasks_due_idx as the claim does (migration 0019), and costs at most the claim it spares
+ * every worker when nothing waits.
+ */
+export async function notifyIfWaiting(db: Db, waiting: readonly string[]): Promise<boolean> {
+  const notified = await rowsOf<{ notify: unknown }>(
+    db,
+    sql`${PREPARED}select pg_notify(${TASKS_CHANNEL}, '')::text as notify
+        where exists (select 1 from tasks t where t.state in ('pending', 'outcome_unknown') and t.next_attempt_at <= now()
+          and t.state || ':' || t.source || ':' || t.action = any (array(select jsonb_array_elements_text(${JSON.stringify(waiting)}::jsonb))))`,
+  );
+  return notified.length > 0;
 }
