@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { limitOf } from '../config/destinations.ts';
-import type { Config } from '../config/schema.ts';
+import { lookupOrigin } from '../config/request.ts';
+import type { ActionConfig, Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
 import type { Store } from '../store/connect.ts';
@@ -15,6 +16,8 @@ export interface DestinationView extends Omit<DestinationRow, 'updatedAt'> {
   status: 'open' | 'cooling' | 'paused';
   /** The configured actions that send to it, as `source/action`. */
   actions: string[];
+  /** The configured actions whose lookups it answers, as `source/action`. */
+  lookups: string[];
   /** Its `destinations` entry: the limits every worker of every instance holds it to; null: none. */
   limit: { perSecond: number | null; burst: number | null; maxInFlight: number | null } | null;
 }
@@ -31,20 +34,22 @@ export async function destinations(store: Store, config: Config): Promise<Destin
 export async function destinations(store: Store, config: Config, use: 'with use'): Promise<DestinationWithUse[]>;
 export async function destinations(store: Store, config: Config, withUse?: 'with use'): Promise<DestinationView[]> {
   const actions = new Map<string, string[]>();
+  const lookups = new Map<string, string[]>();
   const routes: { origin: string; route: string }[] = [];
-  for (const [source, sourceConfig] of Object.entries(config.sources)) {
-    for (const [action, actionConfig] of Object.entries(sourceConfig.actions)) {
-      const origin = new URL(actionConfig.url).origin;
-      actions.set(origin, [...(actions.get(origin) ?? []), `${source}/${action}`]);
-      routes.push({ origin, route: `${source}:${action}` });
-    }
+  const lookupRoutes: ({ origin: string; route: string } & LookupClaim)[] = [];
+  for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
+    actions.set(origin, [...(actions.get(origin) ?? []), `${source}/${action}`]);
+    routes.push({ origin, route: `${source}:${action}` });
+    if (lookupAt === null) continue;
+    lookups.set(lookupAt, [...(lookups.get(lookupAt) ?? []), `${source}/${action}`]);
+    lookupRoutes.push({ origin: lookupAt, route: `${source}:${action}`, ...lookupClaimOf(actionConfig) });
   }
   const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
   const rates = [...limits.values()].flatMap(({ origin, perSecond, burst }) => (perSecond === null ? [] : [{ origin, perSecond, burst: burst! }]));
-  const [rows, use] = await Promise.all([listDestinations(store.db), withUse ? destinationUse(store.db, routes, rates) : null]);
+  const [rows, use] = await Promise.all([listDestinations(store.db), withUse ? destinationUse(store.db, routes, lookupRoutes, rates) : null]);
   const known = new Map(rows.map((row) => [row.origin, row]));
   const now = Date.now();
-  return [...new Set([...actions.keys(), ...limits.keys(), ...known.keys()])].sort().map((origin) => {
+  return [...new Set([...actions.keys(), ...lookups.keys(), ...limits.keys(), ...known.keys()])].sort().map((origin) => {
     const row = known.get(origin);
     const status = row?.pausedAt ? 'paused' : row?.cooldownUntil && row.cooldownUntil.getTime() > now ? 'cooling' : 'open';
     const { origin: _, ...limit } = limits.get(origin) ?? { origin };
@@ -55,11 +60,36 @@ export async function destinations(store: Store, config: Config, withUse?: 'with
       pausedAt: row?.pausedAt ?? null,
       pausedReason: row?.pausedReason ?? null,
       actions: actions.get(origin) ?? [],
+      lookups: lookups.get(origin) ?? [],
       limit: limits.has(origin) ? (limit as DestinationView['limit']) : null,
-      ...(use === null ? {} : (use.get(origin) ?? { inFlight: 0, tokens: null, waiting: 0 })),
+      ...(use === null ? {} : (use.get(origin) ?? { inFlight: 0, tokens: null, waiting: 0, waitingLookups: 0 })),
     };
   });
 }
+
+/** Each configured action, with the origin its sends go to and the one its lookups go to (null: it has none). */
+function configuredActions(config: Config) {
+  return Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
+    Object.entries(sourceConfig.actions).map(([action, actionConfig]) => {
+      const { lookup } = actionConfig;
+      const lookupAt = lookup === undefined ? null : lookupOrigin(typeof lookup === 'string' ? lookup : lookup.url);
+      return { source, action, config: actionConfig, origin: new URL(actionConfig.url).origin, lookupAt };
+    }),
+  );
+}
+
+/** What decides, with the task's own counts, whether an unknown outcome's next claim asks its action's lookup. */
+export interface LookupClaim {
+  keyed: boolean;
+  keyRetentionMs: number;
+  maxAttempts: number;
+}
+
+const lookupClaimOf = (action: ActionConfig): LookupClaim => ({
+  keyed: action.idempotency === 'key',
+  keyRetentionMs: action.keyRetention,
+  maxAttempts: action.maxAttempts,
+});
 
 /** What says where a task goes, and whether it is still to be sent. */
 type TaskRoute = { state: string; source: string; action: string };

@@ -4,6 +4,11 @@ import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
 import type { TaskView } from '../store/task-view.ts';
 import type { DestinationView } from './destinations.ts';
 
+/** The actions that use an origin: those that send to it, then those whose lookups it answers, marked so. */
+export function originUses(d: { actions: string[]; lookups?: string[] | undefined }): string {
+  return [...d.actions, ...(d.lookups ?? []).map((route) => `${route} (lookup)`)].join(', ');
+}
+
 const time = (at: Date) => at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 
 function taskInWords(task: RelatedTask): string {

@@ -1,4 +1,4 @@
-import { ledgerName, strandedWords } from '../api/explain.ts';
+import { ledgerName, originUses, strandedWords } from '../api/explain.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
@@ -136,6 +136,11 @@ export function statsView(stats: any): string {
   ].join('\n');
 }
 
+/** The tasks waiting to be sent to an origin, and the unknown outcomes waiting to ask it, when there are any. */
+function waitingFor(d: { waiting?: number; waitingLookups?: number }): string | number | undefined {
+  return d.waitingLookups ? `${d.waiting ?? 0} + ${d.waitingLookups} lookups` : d.waiting;
+}
+
 export function destinationsView(answer: any): string {
   const limits = (d: any) =>
     d.limit === null
@@ -145,7 +150,7 @@ export function destinationsView(answer: any): string {
           .join(', ');
   return table(
     ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'LIMITS', 'IN FLIGHT', 'WAITING', 'REASON'],
-    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, d.actions.join(', '), limits(d), d.inFlight, d.waiting, d.pausedReason]),
+    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, originUses(d), limits(d), d.inFlight, waitingFor(d), d.pausedReason]),
   );
 }
 
