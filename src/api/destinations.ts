@@ -7,6 +7,7 @@ import { HttpError } from '../errors.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
 import type { Store } from '../store/connect.ts';
 import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
+import { TASK_STATES } from '../store/decisions.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
 import { destinationUse, listDestinations, type DestinationRow, type DestinationUse } from '../store/queries/destinations.ts';
 import type { AdminEnv } from './auth.ts';
@@ -91,24 +92,74 @@ const lookupClaimOf = (action: ActionConfig): LookupClaim => ({
   maxAttempts: action.maxAttempts,
 });
 
+/**
+ * Whether an unknown outcome's next claim, of an action with a lookup, asks it: the `due` CASE of oncehook_claim_tasks
+ * (migration 0019), whose claim filter holds such a task at a paused lookup origin. Not a keyed resend while the
+ * downstream still keeps the key (that goes to the action's own origin), nor review once the lookups are spent.
+ */
+export function claimAsksLookup(
+  task: { attempts: number; lookups: number; firstAttemptAt: Date | null },
+  claim: LookupClaim,
+  now: number,
+): boolean {
+  const resend =
+    claim.keyed && task.attempts < claim.maxAttempts && task.firstAttemptAt !== null && task.firstAttemptAt.getTime() > now - claim.keyRetentionMs;
+  return !resend && task.lookups < claim.maxAttempts;
+}
+
 /** What says where a task goes, and whether it is still to be sent. */
 type TaskRoute = { state: string; source: string; action: string };
 
-/** The paused destinations by the routes (`source/action`) that send to them. */
-export async function pausedRoutes(store: Store, config: Config): Promise<Map<string, DestinationView>> {
-  const paused = (await destinations(store, config)).filter((d) => d.status === 'paused');
-  return new Map(paused.flatMap((d) => d.actions.map((route) => [route, d] as const)));
+/** Paused destinations by the routes (`source/action`) they hold, and how. */
+export interface Paused {
+  /** By the routes that send to them: each such task still to be sent waits. */
+  sends: Map<string, DestinationView>;
+  /** By the routes whose lookups they answer: an unknown outcome whose claim would ask the lookup waits. */
+  lookups: Map<string, { destination: DestinationView; claim: LookupClaim }>;
+}
+
+/** The destinations paused now, with the routes each holds. */
+export async function pausedRoutes(store: Store, config: Config): Promise<Paused> {
+  const paused = new Map((await destinations(store, config)).filter((d) => d.status === 'paused').map((d) => [d.origin, d]));
+  const sends = new Map<string, DestinationView>();
+  const lookups: Paused['lookups'] = new Map();
+  for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
+    const route = `${source}/${action}`;
+    if (paused.has(origin)) sends.set(route, paused.get(origin)!);
+    if (lookupAt !== null && paused.has(lookupAt)) lookups.set(route, { destination: paused.get(lookupAt)!, claim: lookupClaimOf(actionConfig) });
+  }
+  return { sends, lookups };
 }
 
 /** The attention queue's figures, with the routes of the destinations paused now. */
 export async function queueOf(store: Store, config: Config): Promise<QueueFigures> {
-  return queueFigures(store.db, [...(await pausedRoutes(store, config)).keys()]);
+  return queueFigures(store.db, [...(await pausedRoutes(store, config)).sends.keys()]);
 }
 
-/** The paused destination holding a task that is still to be sent, or null. */
-export function heldBy(task: TaskRoute, paused: Map<string, DestinationView>): DestinationView | null {
+/** A paused destination holding a task, and what the task would ask it. */
+export interface Held {
+  destination: DestinationView;
+  use: 'send' | 'lookup';
+}
+
+/**
+ * The paused destination holding a task that is still to be sent, or null: the one its action sends to, else, for
+ * an unknown outcome whose next claim is a lookup, the one that lookup goes to (as the claim's filters, migration 0019).
+ */
+export function heldBy(
+  task: TaskRoute & { attempts: number; lookups: number; firstAttemptAt: Date | null },
+  paused: Paused,
+  now = Date.now(),
+): Held | null {
   if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
-  return paused.get(`${task.source}/${task.action}`) ?? null;
+  // Judged as the list is read, by this process's clock as `destinations` judges a cooldown: a claim judges it again
+  // in the database's time, and a skew between the two moves only the end of a key's retention by as much.
+  const route = `${task.source}/${task.action}`;
+  const send = paused.sends.get(route);
+  if (send) return { destination: send, use: 'send' };
+  const lookup = paused.lookups.get(route);
+  if (task.state === TASK_STATES.outcomeUnknown && lookup && claimAsksLookup(task, lookup.claim, now)) return { destination: lookup.destination, use: 'lookup' };
+  return null;
 }
 
 /** Where a task still to be sent would go, and how that destination stands; null once it is out of the queue. */

@@ -4,6 +4,15 @@ import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
 import type { TaskView } from '../store/task-view.ts';
 import type { DestinationView } from './destinations.ts';
 
+/**
+ * Why a held task waits, as a list shows it: the paused origin, whether the task would send there or only ask its
+ * lookup there, and the pause's reason.
+ */
+export function heldWords(held: { origin: string; use: 'send' | 'lookup'; reason: string | null }): string {
+  const what = held.use === 'lookup' ? `lookups at ${held.origin} are paused` : `${held.origin} is paused`;
+  return `held: ${what}${held.reason ? ` (${held.reason})` : ''}`;
+}
+
 /** The actions that use an origin: those that send to it, then those whose lookups it answers, marked so. */
 export function originUses(d: { actions: string[]; lookups?: string[] | undefined }): string {
   return [...d.actions, ...(d.lookups ?? []).map((route) => `${route} (lookup)`)].join(', ');

@@ -1,10 +1,17 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.ts';
+import { Routes } from '../../src/forward/routes.ts';
+import { claimTasks } from '../../src/store/atomic/claim.ts';
+import { destinations } from '../../src/store/schema.ts';
 import { adminApi, ADMIN_TOKEN, signedInDashboard } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
-/** Lookup origins as a person sees them: listed with the actions whose lookups they answer. */
+/**
+ * Lookup origins as a person sees them: listed with the actions whose lookups they answer, and, once paused, named
+ * as what holds an unknown outcome whose next claim would ask them — by the claim's own rule (migration 0019).
+ */
 const API = 'http://127.0.0.1:9';
 const SEARCH = 'http://127.0.0.1:10';
 const MAIL = 'http://127.0.0.1:11';
@@ -59,5 +66,24 @@ describe('GET /api/destinations and a lookup origin', () => {
     const page = await signedInDashboard(gateway.url)('/ui/destinations');
     expect(page).toContain('shop/crm (lookup), shop/keyed (lookup)');
     expect(page).toContain('<span class="muted"> + 2 lookups</span>');
+  });
+});
+
+describe('the attention queue and a paused lookup origin', () => {
+  it('says an unknown outcome whose claim would ask the lookup is held there, with the reason, as the claim holds it', async () => {
+    await gateway.store.db.insert(destinations).values({ origin: SEARCH, pausedAt: new Date(), pausedReason: "401 refused oncehook's lookup" });
+    const queue = await api('/api/tasks?attention=true');
+    const held = Object.fromEntries(queue.json.items.map((t: { id: string; heldBy: string | null; heldFor: string | null; heldReason: string | null }) => [t.id, [t.heldBy, t.heldFor, t.heldReason]]));
+    const lookupHeld = [SEARCH, 'lookup', "401 refused oncehook's lookup"];
+    expect(held).toEqual({ [task.asks]: lookupHeld, [task.keyedAsks]: lookupHeld, [task.resends]: [null, null, null], [task.spent]: [null, null, null] });
+
+    const page = await signedInDashboard(gateway.url)('/ui/attention');
+    expect(page.match(/held: lookups at http:\/\/127\.0\.0\.1:10 are paused \(401 refused oncehook&#39;s lookup\); <a href="\/ui\/destinations">resume it<\/a>/g)).toHaveLength(2);
+
+    // The claim itself takes exactly the tasks said not to be held: the resend and the one going to review.
+    const routes = new Routes(parseConfig(JSON.stringify(config), 'test config').config, 1000).forClaim;
+    const claimed = await claimTasks(gateway.store.db, { owner: 'test', routes, limit: 10 });
+    const unknowns = claimed.tasks.filter((t) => t.priorState === 'outcome_unknown');
+    expect(unknowns.map((t) => [t.id, t.mode]).sort()).toEqual([[task.resends, 'send'], [task.spent, 'review']].sort());
   });
 });
