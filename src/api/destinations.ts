@@ -107,8 +107,8 @@ export function claimAsksLookup(
   return !resend && task.lookups < claim.maxAttempts;
 }
 
-/** What says where a task goes, and whether it is still to be sent. */
-type TaskRoute = { state: string; source: string; action: string };
+/** What says where a task goes, whether it is still to be sent, and what its next claim would do. */
+type HeldTask = { state: string; source: string; action: string; attempts: number; lookups: number; firstAttemptAt: Date | null };
 
 /** Paused destinations by the routes (`source/action`) they hold, and how. */
 export interface Paused {
@@ -120,7 +120,11 @@ export interface Paused {
 
 /** The destinations paused now, with the routes each holds. */
 export async function pausedRoutes(store: Store, config: Config): Promise<Paused> {
-  const paused = new Map((await destinations(store, config)).filter((d) => d.status === 'paused').map((d) => [d.origin, d]));
+  return pausedAmong(await destinations(store, config), config);
+}
+
+function pausedAmong(listed: DestinationView[], config: Config): Paused {
+  const paused = new Map(listed.filter((d) => d.status === 'paused').map((d) => [d.origin, d]));
   const sends = new Map<string, DestinationView>();
   const lookups: Paused['lookups'] = new Map();
   for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
@@ -147,7 +151,7 @@ export interface Held {
  * an unknown outcome whose next claim is a lookup, the one that lookup goes to (as the claim's filters, migration 0019).
  */
 export function heldBy(
-  task: TaskRoute & { attempts: number; lookups: number; firstAttemptAt: Date | null },
+  task: HeldTask,
   paused: Paused,
   now = Date.now(),
 ): Held | null {
@@ -162,13 +166,19 @@ export function heldBy(
   return null;
 }
 
-/** Where a task still to be sent would go, and how that destination stands; null once it is out of the queue. */
-export async function destinationOf(store: Store, config: Config, task: TaskRoute): Promise<DestinationView | null> {
+/**
+ * Where a task still to be sent would go, and how that destination stands: the paused one holding it (its lookup's,
+ * for an unknown outcome whose claim would ask it), else its action's. Null once it is out of the queue.
+ */
+export async function destinationOf(store: Store, config: Config, task: HeldTask): Promise<Held | null> {
   if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
   const url = config.sources[task.source]?.actions[task.action]?.url;
   if (url === undefined) return null;
-  const origin = new URL(url).origin;
-  return (await destinations(store, config)).find((d) => d.origin === origin) ?? null;
+  const listed = await destinations(store, config);
+  const held = heldBy(task, pausedAmong(listed, config));
+  if (held) return held;
+  const own = listed.find((d) => d.origin === new URL(url).origin);
+  return own ? { destination: own, use: 'send' } : null;
 }
 
 /**

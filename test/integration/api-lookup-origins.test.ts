@@ -70,7 +70,7 @@ describe('GET /api/destinations and a lookup origin', () => {
 });
 
 describe('the attention queue and a paused lookup origin', () => {
-  it('says an unknown outcome whose claim would ask the lookup is held there, with the reason, as the claim holds it', async () => {
+  it('says an unknown outcome whose claim would ask the lookup is held there, with the reason, in the list and on its page, as the claim holds it', async () => {
     await gateway.store.db.insert(destinations).values({ origin: SEARCH, pausedAt: new Date(), pausedReason: "401 refused oncehook's lookup" });
     const queue = await api('/api/tasks?attention=true');
     const held = Object.fromEntries(queue.json.items.map((t: { id: string; heldBy: string | null; heldFor: string | null; heldReason: string | null }) => [t.id, [t.heldBy, t.heldFor, t.heldReason]]));
@@ -79,6 +79,14 @@ describe('the attention queue and a paused lookup origin', () => {
 
     const page = await signedInDashboard(gateway.url)('/ui/attention');
     expect(page.match(/held: lookups at http:\/\/127\.0\.0\.1:10 are paused \(401 refused oncehook&#39;s lookup\); <a href="\/ui\/destinations">resume it<\/a>/g)).toHaveLength(2);
+
+    const one = (await api(`/api/tasks/${task.asks}`)).json;
+    expect(one.summary).toContain(`; held: lookups at ${SEARCH} are paused`);
+    expect(one.nextDecision).toMatch(/^No lookup is asked at http:\/\/127\.0\.0\.1:10 while it is paused \(since .*: 401 refused oncehook's lookup\)\. Fix the cause, then resume the destination \(oncehook resume /);
+    expect(await signedInDashboard(gateway.url)(`/ui/tasks/${task.asks}`)).toContain(`held: lookups at ${SEARCH} are paused`);
+    const resend = (await api(`/api/tasks/${task.resends}`)).json;
+    expect(resend.summary).not.toContain('held');
+    expect(resend.nextDecision).toMatch(/^oncehook is reconciling it/);
 
     // The claim itself takes exactly the tasks said not to be held: the resend and the one going to review.
     const routes = new Routes(parseConfig(JSON.stringify(config), 'test config').config, 1000).forClaim;
