@@ -2,7 +2,21 @@ import type { DeliveryRow, DeliveryView, RelatedTask } from '../store/queries/de
 import { TASK_STATES } from '../store/decisions.ts';
 import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
 import type { TaskView } from '../store/task-view.ts';
-import type { DestinationView } from './destinations.ts';
+import type { Held } from './destinations.ts';
+
+/**
+ * Why a held task waits, as a list shows it: the paused origin, whether the task would send there or only ask its
+ * lookup there, and the pause's reason.
+ */
+export function heldWords(held: { origin: string; use: 'send' | 'lookup'; reason: string | null }): string {
+  const what = held.use === 'lookup' ? `lookups at ${held.origin} are paused` : `${held.origin} is paused`;
+  return `held: ${what}${held.reason ? ` (${held.reason})` : ''}`;
+}
+
+/** The actions that use an origin: those that send to it, then those whose lookups it answers, marked so. */
+export function originUses(d: { actions: string[]; lookups?: string[] | undefined }): string {
+  return [...d.actions, ...(d.lookups ?? []).map((route) => `${route} (lookup)`)].join(', ');
+}
 
 const time = (at: Date) => at.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 
@@ -80,7 +94,7 @@ export const ledgerName = (row: { kind: string; number: number }) =>
 
 export function explainTask(
   task: TaskView,
-  destination: DestinationView | null = null,
+  standing: Held | null = null,
   predecessor: { id: string; state: string } | null = null,
 ): TaskExplanation {
   const last = task.ledger[task.ledger.length - 1];
@@ -111,15 +125,19 @@ export function explainTask(
         : 'resolve this one with that replay\'s reference, or cancel it';
     next[task.state] = `Its replay ${replayed} succeeded, so the effect exists: ${then}. A retry would send it again under this task's own key — a second effect.${by}`;
   }
-  const paused = destination?.status === 'paused' ? destination : null;
+  const destination = standing?.destination ?? null;
+  const paused = standing?.destination.status === 'paused' ? { ...standing.destination, use: standing.use } : null;
   const held = paused
-    ? `; held: ${paused.origin} is paused`
+    ? `; ${heldWords({ origin: paused.origin, use: paused.use, reason: null })}`
     : destination?.status === 'cooling' && destination.cooldownUntil
       ? `; ${destination.origin} is cooling down until ${time(destination.cooldownUntil)}`
       : '';
-  const resume = paused
-    ? `Nothing is sent to ${paused.origin} while it is paused (since ${paused.pausedAt ? time(paused.pausedAt) : 'a refusal'}: ${paused.pausedReason ?? 'refused'}). Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task goes then.`
-    : null;
+  const since = paused ? `(since ${paused.pausedAt ? time(paused.pausedAt) : 'a refusal'}: ${paused.pausedReason ?? 'refused'})` : '';
+  const resume = !paused
+    ? null
+    : paused.use === 'lookup'
+      ? `No lookup is asked at ${paused.origin} while it is paused ${since}. Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task's lookup goes then. If you already know the answer, resolve, retry or cancel.`
+      : `Nothing is sent to ${paused.origin} while it is paused ${since}. Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task goes then.`;
   return {
     summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${task.bodyPurged ? '; body purged by retention' : ''}`,
     nextDecision: resume ?? (predecessor ? waiting(predecessor) : null) ?? next[task.state] ?? null,

@@ -145,13 +145,17 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
   app.get('/', async (c) => {
     const query = readQuery(c, listQuery);
     const paused = await pausedRoutes(store, config);
-    const attention = query.attention ? { heldRoutes: [...paused.keys()] } : undefined;
+    const attention = query.attention ? { heldRoutes: [...paused.sends.keys()] } : undefined;
     const page = await listTasks(
       store.db,
       { states: query.state, attention, source: query.source, action: query.action, owner: query.owner, eventId: query.eventId },
       pageOf(query),
     );
-    return c.json({ ...page, items: page.items.map((task) => ({ ...task, heldBy: heldBy(task, paused)?.origin ?? null })) });
+    const items = page.items.map((task) => {
+      const held = heldBy(task, paused);
+      return { ...task, heldBy: held?.destination.origin ?? null, heldFor: held?.use ?? null, heldReason: held?.destination.pausedReason ?? null };
+    });
+    return c.json({ ...page, items });
   });
 
   app.get('/:id', async (c) => c.json(await view(c.req.param('id'))));

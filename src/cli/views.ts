@@ -1,4 +1,4 @@
-import { ledgerName, strandedWords } from '../api/explain.ts';
+import { heldWords, ledgerName, originUses, strandedWords } from '../api/explain.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
@@ -18,11 +18,15 @@ const BY_REPLAY: Record<string, string> = {
 
 export function tasksView(page: any): string {
   const reason = (t: any) =>
-    t.heldBy ? `held: ${t.heldBy} is paused` : t.strandedBy ? strandedWords(t.strandedBy).short : (t.lastError ?? t.resultReference);
+    t.heldBy ? heldWords({ origin: t.heldBy, use: t.heldFor ?? 'send', reason: null }) : t.strandedBy ? strandedWords(t.strandedBy).short : (t.lastError ?? t.resultReference);
   // First, so that a long error cut to the column's width never hides it.
   const why = (t: any) => [t.bodyPurged ? PURGED : null, reason(t)].filter(Boolean).join('; ') || null;
   const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), why(t)]);
-  return withNext(table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'WHY / REFERENCE'], rows, 50), page);
+  // The pauses' reasons go under the table, once per origin: in a row they would be cut to the column's width.
+  const pauseReasons = new Map<string, string>(page.items.filter((t: any) => t.heldBy && t.heldReason).map((t: any) => [t.heldBy, t.heldReason]));
+  const pauses = [...pauseReasons].map(([origin, why]) => `${origin} is paused: ${why}`);
+  const listed = table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'WHY / REFERENCE'], rows, 50);
+  return withNext([listed, ...(pauses.length > 0 ? ['', ...pauses] : [])].join('\n'), page);
 }
 
 function withNext(text: string, page: any): string {
@@ -136,6 +140,11 @@ export function statsView(stats: any): string {
   ].join('\n');
 }
 
+/** The tasks waiting to be sent to an origin, and the unknown outcomes waiting to ask it, when there are any. */
+function waitingFor(d: { waiting?: number; waitingLookups?: number }): string | number | undefined {
+  return d.waitingLookups ? `${d.waiting ?? 0} + ${d.waitingLookups} lookups` : d.waiting;
+}
+
 export function destinationsView(answer: any): string {
   const limits = (d: any) =>
     d.limit === null
@@ -145,7 +154,7 @@ export function destinationsView(answer: any): string {
           .join(', ');
   return table(
     ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'LIMITS', 'IN FLIGHT', 'WAITING', 'REASON'],
-    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, d.actions.join(', '), limits(d), d.inFlight, d.waiting, d.pausedReason]),
+    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, originUses(d), limits(d), d.inFlight, waitingFor(d), d.pausedReason]),
   );
 }
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { heldBy, pausedRoutes } from '../api/destinations.ts';
-import { strandedWords } from '../api/explain.ts';
+import { heldBy, pausedRoutes, type Held } from '../api/destinations.ts';
+import { heldWords, strandedWords } from '../api/explain.ts';
 import { pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
@@ -30,11 +30,11 @@ const Check = () => (
 const tabName = (state: string) => (state === 'pending' ? 'pending (held)' : state.replaceAll('_', ' '));
 
 /** Why a task waits: the paused destination holding it, the step before it that will not succeed, else its last error. */
-function Why({ held, stranded, lastError }: { held: string | null; stranded: TaskRow['strandedBy']; lastError: string | null }) {
+function Why({ held, stranded, lastError }: { held: Held | null; stranded: TaskRow['strandedBy']; lastError: string | null }) {
   if (held) {
     return (
       <div class="err">
-        held: {held} is paused; <a href="/ui/destinations">resume it</a> once its cause is fixed
+        {heldWords({ origin: held.destination.origin, use: held.use, reason: held.destination.pausedReason })}; <a href="/ui/destinations">resume it</a> once its cause is fixed
       </div>
     );
   }
@@ -53,7 +53,7 @@ function Why({ held, stranded, lastError }: { held: string | null; stranded: Tas
 export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
   const q = readQuery(c, query);
   const paused = await pausedRoutes(deps.store, deps.config);
-  const attention = { heldRoutes: [...paused.keys()] };
+  const attention = { heldRoutes: [...paused.sends.keys()] };
   const [list, counts] = await Promise.all([
     listTasks(deps.store.db, { states: q.state ? [q.state] : undefined, attention }, pageOf(q)),
     taskStates(deps.store.db, attentionSql(attention.heldRoutes)),
@@ -116,7 +116,7 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                       {task.source}/<wbr />
                       <strong>{task.action}</strong>
                     </div>
-                    <Why held={heldBy(task, paused)?.origin ?? null} stranded={task.strandedBy} lastError={task.lastError} />
+                    <Why held={heldBy(task, paused)} stranded={task.strandedBy} lastError={task.lastError} />
                   </td>
                   <td>
                     <Id value={task.eventId} max={16} />

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { destinations, type DestinationWithUse } from '../api/destinations.ts';
+import { originUses } from '../api/explain.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, Time } from './format.tsx';
 import { Csrf, page } from './layout.tsx';
@@ -45,13 +46,16 @@ export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
                 <td>
                   <Badge value={d.status} />
                 </td>
-                <td class="wrap">{d.actions.join(', ') || <span class="muted">none configured</span>}</td>
+                <td class="wrap">{originUses(d) || <span class="muted">none configured</span>}</td>
                 <td class="nowrap">{d.limit ? limitWords(d.limit, d.tokens) : <span class="muted">none</span>}</td>
                 <td>
                   {d.inFlight}
                   {d.limit?.maxInFlight ? <span class="muted"> / {d.limit.maxInFlight}</span> : null}
                 </td>
-                <td>{d.waiting}</td>
+                <td>
+                  {d.waiting}
+                  {d.waitingLookups > 0 ? <span class="muted"> + {d.waitingLookups} lookups</span> : null}
+                </td>
                 <td class="wrap err">{d.pausedReason ?? ''}</td>
                 <td class="nowrap">{d.status === 'paused' ? <Time at={d.pausedAt} /> : d.status === 'cooling' ? <Time at={d.cooldownUntil} /> : <span class="muted">—</span>}</td>
                 <td>

@@ -80,7 +80,7 @@ function Header({ here, actor, csrf, attention }: { here: Section | null; actor:
 
 /** Renders a signed-in page: the header knows who is signed in and how many tasks wait for a person. */
 export async function page(c: Context<UiEnv>, deps: UiDeps, here: Section | null, title: string, body: Child, status: 200 | 404 = 200) {
-  const { count: attention } = await attentionSummary(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).keys()]);
+  const { count: attention } = await attentionSummary(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).sends.keys()]);
   const header = <Header here={here} actor={c.get('actor')} csrf={c.get('csrf')} attention={attention} />;
   return c.html(
     <Shell title={title} header={header} flash={takeFlash(c)}>

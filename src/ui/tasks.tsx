@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { heldBy, pausedRoutes } from '../api/destinations.ts';
+import { heldWords } from '../api/explain.ts';
 import { pageOf } from '../api/input.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -54,7 +55,7 @@ function BulkLinks({ q }: { q: TaskListQuery }) {
 export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
   const q = readTaskQuery(c);
   const paused = await pausedRoutes(deps.store, deps.config);
-  const attention = q.attention ? { heldRoutes: [...paused.keys()] } : undefined;
+  const attention = q.attention ? { heldRoutes: [...paused.sends.keys()] } : undefined;
   const list = await listTasks(deps.store.db, { states: q.state, attention, source: q.source, action: q.action, owner: q.owner, eventId: q.eventId }, pageOf(q));
   const keep = filterParams(q);
   const filtered = Object.keys(keep).length > 0;
@@ -100,7 +101,7 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
                         {task.source}/<wbr />
                         <strong>{task.action}</strong>
                       </div>
-                      {held ? <div class="err">held: {held.origin} is paused</div> : task.lastError ? <div class="err">{task.lastError}</div> : null}
+                      {held ? <div class="err">{heldWords({ origin: held.destination.origin, use: held.use, reason: held.destination.pausedReason })}</div> : task.lastError ? <div class="err">{task.lastError}</div> : null}
                     </td>
                     <td>
                       <Id value={task.eventId} href={`/ui/tasks?${new URLSearchParams({ eventId: task.eventId })}`} max={16} />

@@ -53,8 +53,8 @@ describe('the attention queue and a paused destination', () => {
 
     const queue = await api('/api/tasks?attention=true');
     expect(ids(queue)).toEqual([task.held, task.failed].sort());
-    expect(queue.json.items.find((t: { id: string }) => t.id === task.held)).toMatchObject({ state: 'pending', heldBy: CRM });
-    expect(queue.json.items.find((t: { id: string }) => t.id === task.failed)).toMatchObject({ heldBy: null });
+    expect(queue.json.items.find((t: { id: string }) => t.id === task.held)).toMatchObject({ state: 'pending', heldBy: CRM, heldFor: 'send', heldReason: '401 refused' });
+    expect(queue.json.items.find((t: { id: string }) => t.id === task.failed)).toMatchObject({ heldBy: null, heldFor: null, heldReason: null });
     expect(ids(await api('/api/tasks?attention=true&state=pending'))).toEqual([task.held]);
     expect(ids(await api('/api/tasks?attention=true&state=failed'))).toEqual([task.failed]);
     const pending = await api('/api/tasks?state=pending');
@@ -80,7 +80,7 @@ describe('the attention queue and a paused destination', () => {
     expect(queue).toContain(`id="${task.held}"`);
     expect(queue).toContain(`id="${task.failed}"`);
     expect(queue).not.toContain(`id="${task.open}"`);
-    expect(queue).toContain(`held: ${CRM} is paused; <a href="/ui/destinations">resume it</a>`);
+    expect(queue).toContain(`held: ${CRM} is paused (401 refused); <a href="/ui/destinations">resume it</a>`);
     expect(queue).toMatch(/<span class="count">2<\/span>/);
     expect(queue).toMatch(/pending \(held\)<span class="n">1<\/span>/);
 

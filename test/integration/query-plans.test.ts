@@ -127,7 +127,7 @@ describe('query plans', () => {
   // the estimate that made set off JIT compilation. Measured on PostgreSQL with 200,000 due tasks among 1.2 million
   // and three origins: 1.95 s for each GET /api/destinations and Destinations page, 1.3 s of it compiling; 0.09 s
   // with the due tasks read once.
-  it("destinations' use reads the due tasks once, whatever the number of origins", async () => {
+  it("destinations' use reads the due tasks once, whatever the number of origins, lookup origins included", async () => {
     const statements: SQL[] = [];
     const recording = (db: Pick<Db, 'execute' | 'transaction'>): Pick<Db, 'execute' | 'transaction'> => ({
       execute: ((query: SQL) => {
@@ -137,7 +137,8 @@ describe('query plans', () => {
       transaction: ((work: (tx: Db) => Promise<unknown>) => db.transaction((tx) => work(recording(tx) as Db))) as Db['transaction'],
     });
     const routes = [0, 1, 2, 3, 4, 5].map((i) => ({ origin: `https://o${i % 3}.example`, route: `shop:a${i}` }));
-    await destinationUse(recording(t.store.db) as Db, routes, [{ origin: 'https://o0.example', perSecond: 10, burst: 10 }]);
+    const lookups = [0, 1].map((i) => ({ origin: 'https://search.example', route: `shop:a${i}`, keyed: true, keyRetentionMs: 60_000, maxAttempts: 3 }));
+    await destinationUse(recording(t.store.db) as Db, routes, lookups, [{ origin: 'https://o0.example', perSecond: 10, burst: 10 }]);
     const [row] = await rowsOf<{ 'QUERY PLAN': unknown }>(t.store.db, sql`explain (format json) ${statements.at(-1)!}`);
     const plan = row!['QUERY PLAN'];
     type Node = Record<string, unknown> & { Plans?: Node[] };

@@ -35,13 +35,20 @@ export interface DestinationUse {
   tokens: number | null;
   /** Tasks due now of the actions that send to it, not yet claimed: held by a limit, a pause, or simply queued. */
   waiting: number;
+  /**
+   * Unknown outcomes due now of the actions whose lookups it answers, whose claim would ask it (not a keyed resend,
+   * not review): held by a limit, a pause or a cooldown of it, or simply queued.
+   */
+  waitingLookups: number;
 }
 
 /**
- * Each origin's use. `routes`: the configured actions as `source:action`, by the origin they send to; `rates`: the
- * origins with a rateLimit, with it. One statement, so the figures are of one moment.
+ * Each origin's use. `routes`: the configured actions as `source:action`, by the origin they send to; `lookups`: those
+ * with a lookup, by the origin it asks, with what decides whether a claim asks it (as oncehook_claim_tasks, migration
+ * 0019); `rates`: the origins with a rateLimit, with it. One statement, so the figures are of one moment.
  *
- * The due tasks are counted once, by action, and summed per origin: counted per origin in a subquery each, every
+ * The due tasks are counted once, by action (with, among them, the unknown outcomes whose claim would ask the lookup),
+ * and summed per origin: counted per origin in a subquery each, every
  * due task was read once per origin, and the estimate that made set off JIT compilation (1.95 s per call with
  * 200,000 due tasks among 1.2 million and three origins, 1.3 s of it compiling; 0.09 s counted once). JIT is off for
  * it: the count is a pass over the due index, which compiling never pays back on a page a person opens.
@@ -49,25 +56,33 @@ export interface DestinationUse {
 export async function destinationUse(
   db: Pick<Db, 'transaction'>,
   routes: { origin: string; route: string }[],
+  lookups: { origin: string; route: string; keyed: boolean; keyRetentionMs: number; maxAttempts: number }[],
   rates: { origin: string; perSecond: number; burst: number }[],
 ): Promise<Map<string, DestinationUse>> {
   const rows = await db.transaction(async (tx) => {
     await tx.execute(sql`select set_config('jit', 'off', true)`);
-    return rowsOf<{ origin: string; inFlight: number; tokens: number | null; waiting: number }>(
+    return rowsOf<{ origin: string; inFlight: number; tokens: number | null; waiting: number; waitingLookups: number }>(
       tx,
       sql`with r as (select * from jsonb_to_recordset(${JSON.stringify(routes)}::jsonb) as r(origin text, route text)),
           l as (select * from jsonb_to_recordset(${JSON.stringify(rates)}::jsonb) as l(origin text, "perSecond" float8, burst int)),
+          q as (select * from jsonb_to_recordset(${JSON.stringify(lookups)}::jsonb)
+            as q(origin text, route text, keyed boolean, "keyRetentionMs" bigint, "maxAttempts" int)),
           due as materialized (
-            select t.source || ':' || t.action as route, count(*) as n from tasks t
+            select t.source || ':' || t.action as route, count(*) as n,
+              count(*) filter (where t.state = 'outcome_unknown' and t.lookups < q."maxAttempts"
+                and not coalesce(q.keyed and t.attempts < q."maxAttempts"
+                  and t.first_attempt_at > now() - q."keyRetentionMs" * interval '1 millisecond', false)) as asks
+            from tasks t left join q on q.route = t.source || ':' || t.action
             where t.state in ('pending', 'outcome_unknown') and t.next_attempt_at <= now()
             group by 1),
-          origins as (select origin from r union select origin from l union
+          origins as (select origin from r union select origin from q union select origin from l union
             select request_origin from tasks where state = 'in_progress' and request_origin is not null)
           select o.origin,
             (select count(*) from tasks t where t.state = 'in_progress' and t.request_origin = o.origin)::int as "inFlight",
             (select least(l.burst, coalesce(b.tokens + l."perSecond" * extract(epoch from now() - b.refilled_at), l.burst))
                from l left join destination_budgets b on b.origin = l.origin where l.origin = o.origin) as tokens,
-            (select coalesce(sum(d.n), 0) from due d where d.route in (select route from r where r.origin = o.origin))::int as waiting
+            (select coalesce(sum(d.n), 0) from due d where d.route in (select route from r where r.origin = o.origin))::int as waiting,
+            (select coalesce(sum(d.asks), 0) from due d where d.route in (select route from q where q.origin = o.origin))::int as "waitingLookups"
           from origins o`,
     );
   });

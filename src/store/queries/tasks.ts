@@ -13,6 +13,8 @@ export interface TaskRow {
   topic: string | null;
   state: string;
   attempts: number;
+  lookups: number;
+  firstAttemptAt: Date | null;
   owner: string | null;
   lastError: string | null;
   resultReference: string | null;
@@ -39,7 +41,8 @@ export function listTasksSql(filter: TaskFilter, request: PageRequest, others: r
   const from = queue
     ? sql`(select * from tasks where ${taskFilterSql(filter)} offset 0) tasks`
     : sql`task_refs refs join tasks on tasks.id = refs.task_id`;
-  return sql`select tasks.id, tasks.source, action, tasks.event_id as "eventId", topic, state, attempts, owner,
+  return sql`select tasks.id, tasks.source, action, tasks.event_id as "eventId", topic, state, attempts, lookups,
+      first_attempt_at as "firstAttemptAt", owner,
       last_error as "lastError", result_reference as "resultReference", replay_of as "replayOf",
       body is null as "bodyPurged",
       case when ${strandedSql(sql`tasks`)} then (select predecessor.id || ' ' || predecessor.state from tasks predecessor where predecessor.id = tasks.after_task_id) end as "strandedBy",
@@ -54,7 +57,13 @@ export async function listTasks(db: Db, filter: TaskFilter, request: PageRequest
   type Row = Omit<TaskRow, 'strandedBy'> & { strandedBy: string | null; cursorTxid: string; cursorTiebreak: string };
   const rows = await rowsOf<Row>(db, listTasksSql(filter, request, others));
   return toPage(
-    rows.map((row) => ({ ...row, strandedBy: predecessor(row.strandedBy), createdAt: new Date(row.createdAt), updatedAt: new Date(row.updatedAt) })),
+    rows.map((row) => ({
+      ...row,
+      strandedBy: predecessor(row.strandedBy),
+      firstAttemptAt: row.firstAttemptAt === null ? null : new Date(row.firstAttemptAt),
+      createdAt: new Date(row.createdAt),
+      updatedAt: new Date(row.updatedAt),
+    })),
     request,
   );
 }
