@@ -13,6 +13,9 @@ export function heldWords(held: { origin: string; use: 'send' | 'lookup'; reason
   return `held: ${what}${held.reason ? ` (${held.reason})` : ''}`;
 }
 
+/** heldWords of a paused destination holding a task, with the pause's reason. */
+export const heldWordsOf = (held: Held) => heldWords({ origin: held.destination.origin, use: held.use, reason: held.destination.pausedReason });
+
 /** The actions that use an origin: those that send to it, then those whose lookups it answers, marked so. */
 export function originUses(d: { actions: string[]; lookups?: string[] | undefined }): string {
   return [...d.actions, ...(d.lookups ?? []).map((route) => `${route} (lookup)`)].join(', ');

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { heldBy, pausedRoutes, type Held } from '../api/destinations.ts';
-import { heldWords, strandedWords } from '../api/explain.ts';
+import { heldWordsOf, strandedWords } from '../api/explain.ts';
 import { pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
@@ -34,7 +34,7 @@ function Why({ held, stranded, lastError }: { held: Held | null; stranded: TaskR
   if (held) {
     return (
       <div class="err">
-        {heldWords({ origin: held.destination.origin, use: held.use, reason: held.destination.pausedReason })}; <a href="/ui/destinations">resume it</a> once its cause is fixed
+        {heldWordsOf(held)}; <a href="/ui/destinations">resume it</a> once its cause is fixed
       </div>
     );
   }

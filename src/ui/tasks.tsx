@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { heldBy, pausedRoutes } from '../api/destinations.ts';
-import { heldWords } from '../api/explain.ts';
+import { heldWordsOf } from '../api/explain.ts';
 import { pageOf } from '../api/input.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -101,7 +101,7 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
                         {task.source}/<wbr />
                         <strong>{task.action}</strong>
                       </div>
-                      {held ? <div class="err">{heldWords({ origin: held.destination.origin, use: held.use, reason: held.destination.pausedReason })}</div> : task.lastError ? <div class="err">{task.lastError}</div> : null}
+                      {held ? <div class="err">{heldWordsOf(held)}</div> : task.lastError ? <div class="err">{task.lastError}</div> : null}
                     </td>
                     <td>
                       <Id value={task.eventId} href={`/ui/tasks?${new URLSearchParams({ eventId: task.eventId })}`} max={16} />
