@@ -52,7 +52,7 @@ async function serve(config: string, dataDir: string) {
   const started = performance.now();
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', config], {
     cwd: REPO,
-    env: { ...process.env, ONCEHOOK_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    env: { ...process.env, ONCEHOOK_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...(sources ? { ONCEHOOK_FROM_SOURCES: '1' } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,14 +1,15 @@
-// Repairs in postgres.js 3.4.x that oncehook depends on, applied at install. Each edit is applied once (an install
-// already repaired is left alone), and the script refuses loudly if the driver's code has moved on: then check
-// whether the upstream fix landed and remove the repair.
+// Repairs in postgres.js 3.4.x that oncehook depends on. Applied at install (the postinstall runs this file), and
+// checked at start-up on PostgreSQL by src/store/driver-repairs.ts, which names this file's command when one is
+// missing (an install with --ignore-scripts runs no postinstall). Each repair leaves a marker comment in the
+// driver's code: a repair whose marker is there is left alone, so running this again, on an install already
+// repaired, changes nothing and succeeds. It refuses loudly if the driver's code has moved on: then check whether
+// the upstream fix landed and remove the repair.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-// The CommonJS entry sits at cjs/src/index.js: two folders below the package root.
-const root = join(dirname(createRequire(import.meta.url).resolve('postgres')), '..', '..');
-
-const repairs = [
+export const repairs = [
   {
     // Upstream issues porsager/postgres#1154 and #1208, unfixed in 3.4.9: a write buffered behind setImmediate
     // runs after the socket closed and throws from a timer, where nothing can catch it, taking the whole gateway
@@ -116,18 +117,50 @@ const repairs = [
   },
 ];
 
-for (const file of ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f))) {
-  if (!existsSync(file)) continue;
-  let code = readFileSync(file, 'utf8');
-  for (const { name, edits } of repairs) {
-    for (const [before, after] of edits) {
-      if (code.includes(after)) continue;
-      if (!code.includes(before)) {
-        console.error(`patch-postgres: ${file} no longer has the code the "${name}" repair changes; check whether the upstream fix landed and remove the repair`);
-        process.exit(1);
-      }
-      code = code.replace(before, after);
-    }
+/** The marker a repair leaves in the driver's code. */
+const markerOf = (name) => `/* oncehook: ${name} */`;
+
+/** The driver's two builds (ESM and CommonJS) below the postgres package that `from` (a file URL) resolves. */
+function driverFiles(from) {
+  // The CommonJS entry sits at cjs/src/index.js: two folders below the package root.
+  const root = join(dirname(createRequire(from).resolve('postgres')), '..', '..');
+  return ['src/connection.js', 'cjs/src/connection.js'].map((f) => join(root, f)).filter((f) => existsSync(f));
+}
+
+/** The names of the repairs missing from the driver that `from` resolves, in either of its builds. */
+export function missingRepairs(from = import.meta.url) {
+  const missing = new Set();
+  for (const file of driverFiles(from)) {
+    const code = readFileSync(file, 'utf8');
+    for (const { name } of repairs) if (!code.includes(markerOf(name))) missing.add(name);
   }
-  writeFileSync(file, code);
+  return [...missing];
+}
+
+/** Applies every missing repair; throws, naming the repair, when the driver's code no longer has what it changes. */
+export function applyRepairs(from = import.meta.url) {
+  for (const file of driverFiles(from)) {
+    let code = readFileSync(file, 'utf8');
+    const before = code;
+    for (const { name, edits } of repairs) {
+      // Repairs may touch neighbouring lines, so one repair's edit can hide another's text: the marker decides.
+      if (code.includes(markerOf(name))) continue;
+      for (const [from, to] of edits) {
+        if (!code.includes(from)) {
+          throw new Error(`patch-postgres: ${file} no longer has the code the "${name}" repair changes; check whether the upstream fix landed and remove the repair`);
+        }
+        code = code.replace(from, to);
+      }
+    }
+    if (code !== before) writeFileSync(file, code);
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    applyRepairs();
+  } catch (error) {
+    console.error(error.message);
+    process.exit(1);
+  }
 }

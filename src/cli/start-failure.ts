@@ -1,3 +1,5 @@
+import { DriverNotRepaired } from '../store/driver-repairs.ts';
+
 /**
  * A start-up failure a person can fix (no such database, nothing listening, a port taken), said in one line
  * naming the problem and what to do: the driver's stack only hides that. A failure not recognised here keeps
@@ -123,6 +125,7 @@ export async function starting<T>(databaseUrl: string | undefined, work: () => P
     return await work();
   } catch (error) {
     if (typeof error !== 'object' || error === null) throw error;
+    if (error instanceof DriverNotRepaired) throw new StartFailure(error.message);
     const system = error as SystemError;
     const failure = system.syscall === 'listen' || system.listening ? listenFailure(system) : databaseUrl ? databaseFailure(system, databaseUrl, setting) : null;
     throw failure ?? error;

@@ -5,6 +5,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock.ts';
+import { assertDriverRepaired } from './driver-repairs.ts';
 import type { Logger } from '../log.ts';
 import type { Seeded } from './cluster-image.ts';
 import type { DiskSyncs } from './data-dir-flush.ts';
@@ -57,7 +58,9 @@ export interface StoreOptions {
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir, options.logger);
+  if (!options.databaseUrl) return openPglite(options.dataDir, options.logger);
+  await assertDriverRepaired();
+  return openPostgres(options.databaseUrl, options.poolSize ?? 10);
 }
 
 function openPostgres(url: string, max: number): Store {

@@ -23,13 +23,13 @@ const IDLE_MS = 5_000;
 // The idle limit holds for the gateway as deployed. Through tsx, its compiler's thread adds ~70 MiB: 276–282 MiB
 // on a quiet machine, 304 once on a loaded one, so there the test holds it to the peak limit only.
 const launchers = [
-  { name: 'npm start (the sources through tsx)', bin: LAUNCHER, idleLimit: EMBEDDED_NEEDS_BYTES },
-  { name: 'the build', bin: BIN, idleLimit: IDLE_LIMIT },
+  { name: 'npm start (the sources through tsx)', bin: LAUNCHER, sources: '1', idleLimit: EMBEDDED_NEEDS_BYTES },
+  { name: 'the build', bin: BIN, sources: undefined, idleLimit: IDLE_LIMIT },
 ];
 
 // The two launchers side by side, each on its own data directory: most of each test is its idle time, and a
 // process's memory is its own. Within a launcher, the second start needs the directory the first left.
-describe.concurrent.each(launchers)('the embedded default through $name', ({ bin, idleLimit }) => {
+describe.concurrent.each(launchers)('the embedded default through $name', ({ bin, sources, idleLimit }) => {
   const root = mkdtempSync(join(tmpdir(), 'oncehook-memory-'));
   const dataDir = join(root, 'data');
   let downstream: Downstream;
@@ -49,7 +49,7 @@ describe.concurrent.each(launchers)('the embedded default through $name', ({ bin
 
   /** Starts the gateway on the data directory, forwards a few deliveries, idles, and reads its memory. */
   async function serveAndIdle(): Promise<{ gateway: GatewayProcess; peak: number; idle: number }> {
-    const gateway = await spawnGateway({ bin, args: ['--config', configFile], env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir } });
+    const gateway = await spawnGateway({ bin, args: ['--config', configFile], env: { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_FROM_SOURCES: sources } });
     try {
       expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
       const before = downstream.effects().length;

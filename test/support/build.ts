@@ -3,8 +3,20 @@ import { cpSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from './process.ts';
 
-/** The files the build reads; the Dockerfile's build stage copies the same. */
-const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'adapters', 'scripts'];
+/** The files the build and `npm pack` read; the Dockerfile's build stage copies the same. */
+const BUILD_INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'src',
+  'adapters',
+  'scripts',
+  'bin',
+  'oncehook.config.json',
+  'oncehook.schema.json',
+  'README.md',
+];
 
 /** Runs npm in `cwd`; rejects with everything it printed when it fails. */
 export function npm(args: string[], cwd: string): Promise<void> {

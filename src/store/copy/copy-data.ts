@@ -1,4 +1,5 @@
 import postgres, { type TransactionSql } from 'postgres';
+import { assertDriverRepaired } from '../driver-repairs.ts';
 import { migratePostgresAt } from '../migrate.ts';
 import { catalogDifferences, copyOrder, readSequences, readTables, type Query, type SequenceState, type Table } from './catalog.ts';
 import { copyTables, type BatchBounds, type TableProgress } from './copy-table.ts';
@@ -63,6 +64,7 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
   if (!holdsDatabase(dataDir)) {
     throw new CopyDataError(`no embedded database in ${dataDir} (it has no PG_VERSION): pass the directory the gateway stored in, --data-dir DIR or ONCEHOOK_DATA_DIR`);
   }
+  await assertDriverRepaired();
   const release = lockOrRefuse(dataDir);
   const target = postgres(targetUrl, {
     max: 1,
