@@ -82,7 +82,7 @@ class Scanner {
         this.i++;
         return;
       }
-      if (next !== ',') this.fail(`expected "," or "}" after a property's value, found ${this.found()}${next === '"' ? ' (a missing comma?)' : ''}`);
+      if (next !== ',') this.fail(`expected "," or "}" after a property's value, found ${this.found()}${next === '"' ? ': a missing comma?' : ''}`);
       this.i++;
     }
   }
@@ -104,7 +104,7 @@ class Scanner {
         this.i++;
         return;
       }
-      if (next !== ',') this.fail(`expected "," or "]" after an item, found ${this.found()}`);
+      if (next !== ',') this.fail(`expected "," or "]" after an item, found ${this.found()}${next === '"' ? ': a missing comma?' : ''}`);
       this.i++;
     }
   }
@@ -146,7 +146,8 @@ class Scanner {
 
   /** One character only: the text around it may be a secret written into the file. */
   private found(): string {
-    return this.i >= this.text.length ? 'the end of the file' : JSON.stringify(this.text[this.i]);
+    if (this.i >= this.text.length) return 'the end of the file';
+    return this.text[this.i] === '"' ? 'a string' : JSON.stringify(this.text[this.i]);
   }
 
   private fail(message: string): never {
