@@ -59,9 +59,12 @@ describe('the pages', () => {
 });
 
 describe('facts the pages share with the code', () => {
-  it('every sender is in the README\'s table and in both of senders.md\'s, and no other', () => {
+  it('every sender in adapters/ is in the README\'s table and in both of senders.md\'s, and no other', () => {
     const firstCells = (text: string) => tableRows(text).flatMap(([first]) => [...first!.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!));
     const expected = [...ADAPTER_NAMES].sort();
+    // A sender's module is one that sets an ack budget; each is registered under its file's name.
+    const modules = readdirSync(join(ROOT, 'adapters')).filter((f) => /ackTimeoutMs: \d/.test(read(`adapters/${f}`))).map((f) => f.replace(/\.ts$/, ''));
+    expect(modules.sort()).toEqual(expected);
     expect(firstCells(section(page('README.md'), 'Senders')).sort()).toEqual(expected);
     expect(firstCells(section(page('docs/senders.md'), 'Identities')).sort()).toEqual(expected);
     expect(firstCells(section(page('docs/senders.md'), 'Signatures and ack budgets')).sort()).toEqual(expected);
