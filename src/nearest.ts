@@ -2,19 +2,13 @@
  * The known words closest to one that is not known, for a "did you mean" — none when nothing is close enough to
  * be the word meant. Distance is optimal string alignment (Levenshtein with a swap of two neighbours counting as
  * one edit: "transfrom" is one from "transform"), case ignored; a word may be off by a third of its length,
- * and by one at least, so "url" still finds "uri" while "foo" finds nothing.
+ * and by one at least, so "ur" still finds "url" while "foo" finds nothing.
  */
 export function nearest(word: string, known: readonly string[]): string[] {
   const limit = Math.max(1, Math.floor(word.length / 3));
-  let best = limit;
-  let found: string[] = [];
-  for (const candidate of known) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (d > best) continue;
-    if (d < best || found.length === 0) [best, found] = [d, [candidate]];
-    else found.push(candidate);
-  }
-  return found;
+  const close = known.map((candidate) => ({ candidate, d: editDistance(word.toLowerCase(), candidate.toLowerCase()) })).filter(({ d }) => d <= limit);
+  const best = Math.min(...close.map(({ d }) => d));
+  return close.filter(({ d }) => d === best).map(({ candidate }) => candidate);
 }
 
 /** `did you mean "transform"?` for the nearest known words, or null when none is close. */
