@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { spellingErrorMap } from './issue-messages.ts';
+import { jsonSyntaxProblem } from './json-syntax.ts';
 import { configSchema, type Config } from './schema.ts';
 
 /** The config could not be used; `problems` lists every one, each led by its JSON path. */
@@ -23,7 +26,8 @@ function pathText(path: readonly PropertyKey[]): string {
 
 interface Substitution {
   env: NodeJS.ProcessEnv;
-  missing: string[];
+  /** Where a variable was unset with no default: the `${NAME}` is left there as written. */
+  missing: { path: PropertyKey[]; name: string }[];
   /** Variables that were unset and took the default written in the file: worth a warning at start. */
   defaulted: Set<string>;
 }
@@ -43,7 +47,7 @@ function substitute(value: unknown, path: PropertyKey[], s: Substitution): unkno
           s.defaulted.add(name);
           return fallback;
         }
-        s.missing.push(`${pathText(path)}: environment variable ${name} is not set`);
+        s.missing.push({ path, name });
         return whole;
       },
     );
@@ -67,17 +71,32 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(file, [`(root): not valid JSON: ${(error as Error).message}`]);
+    const where = jsonSyntaxProblem(text);
+    const said = where ? `line ${where.line}, column ${where.column}: ${where.message}` : (error as Error).message;
+    throw new ConfigError(file, [`(root): not valid JSON: ${said}`]);
   }
-  const problems: string[] = [];
+  const missing: Substitution['missing'] = [];
   const defaulted = new Set<string>();
-  const filled = substitute(raw, [], { env, missing: problems, defaulted });
-  const result = configSchema.safeParse(filled);
+  const filled = substitute(raw, [], { env, missing, defaulted });
+  const problems = missing.map(({ path, name }) => `${pathText(path)}: environment variable ${name} is not set`);
+  const result = configSchema.safeParse(filled, { error: spellingErrorMap });
   if (!result.success) {
-    for (const issue of result.error.issues) problems.push(`${pathText(issue.path)}: ${issue.message}`);
+    for (const issue of result.error.issues) {
+      if (!leftByMissing(issue, missing)) problems.push(`${pathText(issue.path)}: ${issue.message}`);
+    }
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(file, problems);
   return { config: result.data, defaulted: [...defaulted] };
+}
+
+/**
+ * Whether a problem is about the `${NAME}` text an unset variable left in a value: already told as the missing
+ * variable, and gone once it is set. A value of the wrong type (a number written as "${PORT}") is not: setting
+ * the variable still leaves a string there.
+ */
+function leftByMissing(issue: z.core.$ZodIssue, missing: Substitution['missing']): boolean {
+  if (issue.code === 'invalid_type') return false;
+  return missing.some(({ path }) => path.length <= issue.path.length && path.every((key, i) => key === issue.path[i]));
 }
 
 /** Why a file could not be read, in words a person acts on, with the system's code to search for. */

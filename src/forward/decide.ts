@@ -16,7 +16,8 @@ export const LONGEST_RETRY_AFTER_MS = 3_600_000;
 
 /**
  * The answer to each kind of outcome. Nothing here resends an unknown outcome: it becomes
- * `outcome_unknown`, and the claim reconciles it by the rules of CONTRACT.md in database time.
+ * `outcome_unknown`, and the claim reconciles it in database time by the rules in docs/forwarding.md
+ * ("Outcome unknown").
  */
 export function decide(verdict: Verdict, task: ClaimedTask, route: Route): Decision {
   const decision = decideAttempt(verdict, task, route);

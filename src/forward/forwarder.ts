@@ -23,7 +23,7 @@ export interface ForwarderOptions {
   concurrency: number;
   /** The longest wait between two looks at the queue: NOTIFY is only a latency hint, this is the guarantee. */
   pollMs: number;
-  /** How long past an action's `timeoutMs` a lease outlives a silent worker (CONTRACT.md: 30 seconds). */
+  /** How long past an action's `timeoutMs` a lease outlives a silent worker (its reclaim within 30 s: docs/reliability.md). */
   leaseGraceMs: number;
   /** How long an alert endpoint has to answer; unset, an action's default `timeoutMs`. */
   alertTimeoutMs?: number | undefined;

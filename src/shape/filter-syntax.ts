@@ -3,6 +3,7 @@
  * schema can report them beside the rest of the config's problems instead of the gateway meeting them at ingest.
  * The evaluation is in filter.ts; this file decides only what a filter may look like.
  */
+import { didYouMean } from '../nearest.ts';
 
 export const FILTER_SECTIONS = ['body', 'headers', 'topic'] as const;
 
@@ -52,7 +53,7 @@ export function filterProblems(filter: unknown): FilterProblem[] {
   const problems: FilterProblem[] = [];
   for (const [section, m] of Object.entries(filter)) {
     if (!(FILTER_SECTIONS as readonly string[]).includes(section)) {
-      problems.push({ path: [section], message: `unknown key "${section}": a filter has body, headers and topic` });
+      problems.push({ path: [section], message: `unknown key "${section}": ${didYouMean(section, FILTER_SECTIONS) ?? 'a filter has body, headers and topic'}` });
       continue;
     }
     if (section === 'headers') headerProblems(m, problems);
@@ -80,7 +81,8 @@ function collect(m: unknown, path: (string | number)[], problems: FilterProblem[
     // such as $gtt must not quietly become a field that is never there.
     if (!key.startsWith('$')) collect(operand, at, problems);
     else if (!isFilterOperator(key)) {
-      problems.push({ path: at, message: `unknown operator "${key}"; the operators are ${FILTER_OPERATORS.join(', ')}` });
+      const near = didYouMean(key, FILTER_OPERATORS);
+      problems.push({ path: at, message: `unknown operator "${key}"${near ? `: ${near}` : `; the operators are ${FILTER_OPERATORS.join(', ')}`}` });
     } else {
       const problem = OPERAND_PROBLEM[key](operand);
       if (problem !== null) problems.push({ path: at, message: `${key} ${problem}` });

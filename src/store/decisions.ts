@@ -9,7 +9,7 @@ export const DECISIONS = {
 } as const;
 export type Decision = (typeof DECISIONS)[keyof typeof DECISIONS];
 
-/** The states of a task; see CONTRACT.md. */
+/** The states of a task, each told in docs/forwarding.md ("Task states"). */
 export const TASK_STATES = {
   awaitingApproval: 'awaiting_approval',
   pending: 'pending',

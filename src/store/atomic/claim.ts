@@ -64,9 +64,9 @@ export interface ClaimedTask {
 
 /**
  * Claims up to `limit` due tasks in one call — graphile-worker's shape: lock with SKIP LOCKED, update, open a
- * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is
- * reconciled by the rules of CONTRACT.md, decided there in database time: send again under the same key
- * while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
+ * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is reconciled
+ * by the rules of docs/forwarding.md ("Outcome unknown"), decided there in database time: send again under the
+ * same key while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
  * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008, 0013,
  * 0015, 0019): one round trip per claim instead of a transaction's four.
  */

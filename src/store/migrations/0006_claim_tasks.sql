@@ -9,7 +9,7 @@
 -- rule those plans out, and JIT, which the penalty on those plans would otherwise trigger by cost alone.
 --
 -- What it does, in one statement: lock up to max_tasks due tasks with SKIP LOCKED, decide for each whether it
--- is a send, a lookup about an unknown outcome, or a case for a person (CONTRACT.md's rules, in database
+-- is a send, a lookup about an unknown outcome, or a case for a person (docs/forwarding.md's rules, in database
 -- time), take the lease, and open the ledger row, so a crash after the claim still leaves the attempt on
 -- record. open_routes: the configured actions as [{source, action, destination, keyed, keyRetentionMs, lookup,
 -- maxAttempts, leaseMs}].

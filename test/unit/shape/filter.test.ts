@@ -227,8 +227,10 @@ const problemRows: ProblemRow[] = [
   ['a filter must not be a list', [], [{ path: [], message: 'a filter is an object with body, headers or topic' }]],
   ['null is not a filter', null, [{ path: [], message: 'a filter is an object with body, headers or topic' }]],
   ['only body, headers and topic', { query: {} }, [{ path: ['query'], message: 'unknown key "query": a filter has body, headers and topic' }]],
-  ['an unknown operator lists the operators', { body: { total_price: { $gtt: 100 } } }, [{ path: ['body', 'total_price', '$gtt'], message: `unknown operator "$gtt"; the operators are ${OPERATORS}` }]],
-  ['operator names are case-sensitive', { body: { ref: { $startswith: 'x' } } }, [{ path: ['body', 'ref', '$startswith'], message: `unknown operator "$startswith"; the operators are ${OPERATORS}` }]],
+  ['an unknown operator lists the operators', { body: { total_price: { $regex: 'a.*' } } }, [{ path: ['body', 'total_price', '$regex'], message: `unknown operator "$regex"; the operators are ${OPERATORS}` }]],
+  ['a misspelt operator is told the nearest ones', { body: { total_price: { $gtt: 100 } } }, [{ path: ['body', 'total_price', '$gtt'], message: 'unknown operator "$gtt": did you mean "$gt" or "$gte"?' }]],
+  ['operator names are case-sensitive', { body: { ref: { $startswith: 'x' } } }, [{ path: ['body', 'ref', '$startswith'], message: 'unknown operator "$startswith": did you mean "$startsWith"?' }]],
+  ['a misspelt section is told the one meant', { heders: {} }, [{ path: ['heders'], message: 'unknown key "heders": did you mean "headers"?' }]],
   ['$in needs a list', { body: { type: { $in: 'a' } } }, [{ path: ['body', 'type', '$in'], message: '$in needs a list of values' }]],
   ['$in needs a value in its list', { body: { type: { $in: [] } } }, [{ path: ['body', 'type', '$in'], message: '$in needs at least one value: an empty list matches nothing' }]],
   ['$nin needs a list', { body: { type: { $nin: 'a' } } }, [{ path: ['body', 'type', '$nin'], message: '$nin needs a list of values' }]],
@@ -239,7 +241,7 @@ const problemRows: ProblemRow[] = [
   ['$endsWith needs a string', { body: { x: { $endsWith: null } } }, [{ path: ['body', 'x', '$endsWith'], message: '$endsWith needs a string' }]],
   ['$or needs a non-empty list', { body: { $or: [] } }, [{ path: ['body', '$or'], message: '$or needs a non-empty list of filters' }]],
   ['$and needs a list', { body: { $and: { a: 1 } } }, [{ path: ['body', '$and'], message: '$and needs a non-empty list of filters' }]],
-  ['problems inside $or are found, with the branch index', { body: { $or: [{ a: 1 }, { a: { $gtt: 1 } }] } }, [{ path: ['body', '$or', 1, 'a', '$gtt'], message: `unknown operator "$gtt"; the operators are ${OPERATORS}` }]],
+  ['problems inside $or are found, with the branch index', { body: { $or: [{ a: 1 }, { a: { $gtt: 1 } }] } }, [{ path: ['body', '$or', 1, 'a', '$gtt'], message: 'unknown operator "$gtt": did you mean "$gt" or "$gte"?' }]],
   ['problems inside $not are found', { topic: { $not: { $exist: 1 } } }, [{ path: ['topic', '$not', '$exist'], message: '$exist needs true or false' }]],
   ['problems inside a list are found', { body: { tags: ['a', { $in: 'b' }] } }, [{ path: ['body', 'tags', 1, '$in'], message: '$in needs a list of values' }]],
   // The operands of $eq, $neq and $contains are values, not filters: "$gtt" there is data.
@@ -248,7 +250,7 @@ const problemRows: ProblemRow[] = [
   ['header names differing only in case are one header', { headers: { 'X-A': '1', 'x-a': '2' } }, [{ path: ['headers', 'x-a'], message: '"x-a" is also given as "X-A"; header names match in any case' }]],
   ['every problem is listed at once, in order', { query: 1, body: { $gtt: 1, a: { $exist: 'no' } } }, [
     { path: ['query'], message: 'unknown key "query": a filter has body, headers and topic' },
-    { path: ['body', '$gtt'], message: `unknown operator "$gtt"; the operators are ${OPERATORS}` },
+    { path: ['body', '$gtt'], message: 'unknown operator "$gtt": did you mean "$gt" or "$gte"?' },
     { path: ['body', 'a', '$exist'], message: '$exist needs true or false' },
   ]],
 ];
