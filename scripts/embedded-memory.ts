@@ -6,6 +6,7 @@
  *
  *   npm run build && npx tsx scripts/embedded-memory.ts      # the compiled build, as deployed
  *   npx tsx scripts/embedded-memory.ts --sources              # the sources through tsx, as `npm start` runs them
+ *   npx tsx scripts/embedded-memory.ts --installed /tmp/oh/bin/oncehook   # an installed package, from another directory
  *   DATABASE_URL=postgres://…/scratch npx tsx scripts/embedded-memory.ts   # on PostgreSQL (a scratch database)
  *   IDLE_S=30 RUNS=3 npx tsx scripts/embedded-memory.ts
  */
@@ -25,7 +26,9 @@ const RUNS = Number(process.env.RUNS ?? 1);
 const DELIVERIES = 5;
 const SECRET = 'memory-secret';
 const sources = process.argv.includes('--sources');
-const bin = sources ? join(REPO, 'bin', 'oncehook.js') : join(REPO, 'dist', 'src', 'cli', 'main.js');
+const at = process.argv.indexOf('--installed');
+const installed = at === -1 ? undefined : process.argv[at + 1];
+const bin = installed ?? (sources ? join(REPO, 'bin', 'oncehook.js') : join(REPO, 'dist', 'src', 'cli', 'main.js'));
 const MiB = 1024 * 1024;
 const mib = (bytes: number | null) => (bytes === null ? '?' : (bytes / MiB).toFixed(0));
 
@@ -51,7 +54,8 @@ async function deliver(url: string, eventId: string): Promise<void> {
 async function serve(config: string, dataDir: string) {
   const started = performance.now();
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', config], {
-    cwd: REPO,
+    // An installed package runs from a directory of the user's, which has nothing of oncehook's.
+    cwd: installed ? tmpdir() : REPO,
     env: { ...process.env, ONCEHOOK_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...(sources ? { ONCEHOOK_FROM_SOURCES: '1' } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -80,7 +84,7 @@ async function serve(config: string, dataDir: string) {
   return { readyMs, readyCpuS, peakReady: ready.peak, rssIdle: idle.rss, peak: idle.peak };
 }
 
-console.log(`${sources ? 'the sources through tsx' : 'the build (dist/)'} on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}; idle ${IDLE_S} s`);
+console.log(`${installed ? `the package installed at ${installed}` : sources ? 'the sources through tsx' : 'the build (dist/)'} on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}; idle ${IDLE_S} s`);
 // On a busy machine the wall time to ready grows with what else runs; the CPU time it took much less so.
 console.log('start    ready ms  its CPU s  peak when ready  RSS idle  peak (MiB)');
 try {

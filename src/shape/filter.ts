@@ -12,8 +12,11 @@
  * - Against an array, the fields and `$gt`/`$gte`/`$lt`/`$lte`/`$startsWith`/`$endsWith` of one object must hold
  *   for one element together; the other operators see the array whole, so `$neq`/`$nin` mean no element is
  *   equal or in the list, and each `$and` branch finds its own element.
- * - Order is number with number or string with string (ISO dates of one format order as dates); other pairs,
- *   a numeric string and a number among them, never match, and the detail names the two types.
+ * - Senders write money and counts as strings (Shopify's `"total_price": "250.00"`): against a number operand, a
+ *   value that is a decimal numeric string is read as that number, by every operator. Against a string operand,
+ *   strings compare as strings.
+ * - Order is number with number (a numeric string read as one, above) or string with string (ISO dates of one
+ *   format order as dates); other pairs never match, and the detail names the two types.
  */
 import { isPlainObject } from './filter-syntax.ts';
 
@@ -96,10 +99,19 @@ function compare(op: string, operand: unknown, value: unknown, path: string): st
   const [holds, fails, condition] = ELEMENT_WISE[op]!;
   if (value === undefined) return `${path}: missing, not ${condition} ${show(operand)}`;
   const wanted = op === '$startsWith' || op === '$endsWith' ? 'string' : kind(operand);
-  const comparable = (wanted === 'string' || wanted === 'number') && kind(value) === wanted && kind(operand) === wanted;
-  if (comparable && holds(value as Scalar, operand as Scalar)) return null;
-  const why = kind(value) === wanted ? '' : ` (${kind(value)} vs ${wanted})`;
+  const read = readAgainst(value, operand);
+  const comparable = (wanted === 'string' || wanted === 'number') && kind(read) === wanted && kind(operand) === wanted;
+  if (comparable && holds(read as Scalar, operand as Scalar)) return null;
+  const why = kind(read) === wanted ? '' : ` (${kind(value)} vs ${wanted})`;
   return `${path}: ${show(value)} ${fails} ${show(operand)}${why}`;
+}
+
+/** Digits with an optional sign and decimal part: how senders write an amount. No exponent, no spaces, no `0x`. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+/** The value as the operand reads it: a decimal numeric string is a number against a number. */
+function readAgainst(value: unknown, operand: unknown): unknown {
+  return typeof operand === 'number' && typeof value === 'string' && DECIMAL.test(value) ? Number(value) : value;
 }
 
 function matchWhole(op: string, operand: unknown, value: unknown, path: string): string | null {
@@ -164,9 +176,10 @@ function notEqual(value: unknown, x: unknown): string {
   return `${show(value)} ${Array.isArray(value) && !Array.isArray(x) ? 'does not contain' : 'is not'} ${show(x)}`;
 }
 
-// JSON equality: === for scalars (so "5" is not 5), element by element for lists, key by key in any order for objects.
+// JSON equality of a value `a` and an operand `b`: === for scalars, but a decimal numeric string equals the number
+// it writes ("5.00" is 5, while 5 is not "5"); element by element for lists, key by key in any order for objects.
 function equal(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
+  if (readAgainst(a, b) === b) return true;
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => equal(x, b[i]));
   if (!isPlainObject(a) || !isPlainObject(b)) return false;
   const keys = Object.keys(a);

@@ -7,11 +7,15 @@ import { filterProblems, type FilterProblem } from '../../../src/shape/filter-sy
 type Row = [why: string, m: unknown, body: unknown, detail: string | null];
 
 const rows: Row[] = [
-  // Literals: equal JSON values match; a number and a numeric string are different values.
+  // Literals: equal JSON values match. Against a number, a decimal numeric string is that number (senders write
+  // money as strings); a number is not a string.
   ['a string matches an equal string', { status: 'paid' }, { status: 'paid' }, null],
   ['a string does not match another', { status: 'paid' }, { status: 'open' }, 'body.status: "open" is not "paid"'],
   ['a number matches an equal number', { total: 100 }, { total: 100.0 }, null],
-  ['a numeric string does not equal a number', { total: 5 }, { total: '5' }, 'body.total: "5" is not 5'],
+  ['a numeric string equals the number it writes', { total: 5 }, { total: '5.00' }, null],
+  ['a numeric string does not equal another number', { total: 5 }, { total: '5.01' }, 'body.total: "5.01" is not 5'],
+  ['a string that only starts with digits is not a number', { total: 5 }, { total: '5 EUR' }, 'body.total: "5 EUR" is not 5'],
+  ['an exponent is not a decimal amount', { total: 500 }, { total: '5e2' }, 'body.total: "5e2" is not 500'],
   ['a number does not equal a numeric string', { total: '5' }, { total: 5 }, 'body.total: 5 is not "5"'],
   ['false does not equal 0', { test: false }, { test: 0 }, 'body.test: 0 is not false'],
   ['null matches null', { x: null }, { x: null }, null],
@@ -79,12 +83,19 @@ const rows: Row[] = [
   ['strings compare as strings: ISO dates in order', { created_at: { $gte: '2024-01-01' } }, { created_at: '2024-03-05T10:00:00Z' }, null],
   ['an earlier ISO date is not >= a later one', { created_at: { $gte: '2024-01-01' } }, { created_at: '2023-12-31' }, 'body.created_at: "2023-12-31" is not >= "2024-01-01"'],
   // Mixed types never compare, and the detail says which met.
-  ['a numeric string never compares with a number', { total: { $gte: 100 } }, { total: '150' }, 'body.total: "150" is not >= 100 (string vs number)'],
+  ['a numeric string compares as the number it writes', { total_price: { $gt: 100 } }, { total_price: '250.00' }, null],
+  ['a smaller numeric string is not greater', { total_price: { $gt: 100 } }, { total_price: '99.99' }, 'body.total_price: "99.99" is not > 100'],
+  ['numeric strings compare by value, not as text', { total_price: { $gte: 100 } }, { total_price: '45.00' }, 'body.total_price: "45.00" is not >= 100'],
+  ['a negative numeric string is read with its sign', { balance: { $lt: 0 } }, { balance: '-12.50' }, null],
+  ['a string that is not a number never compares with one', { total: { $gte: 100 } }, { total: 'lots' }, 'body.total: "lots" is not >= 100 (string vs number)'],
+  ['against a string operand, strings compare as text', { total: { $gt: '100' } }, { total: '99.99' }, null],
   ['a number never compares with a string', { year: { $lt: '2024' } }, { year: 2023 }, 'body.year: 2023 is not < "2024" (number vs string)'],
   ['null never compares with a number', { n: { $gt: 0 } }, { n: null }, 'body.n: null is not > 0 (null vs number)'],
   ['$in matches a value in the list', { type: { $in: ['a', 'b'] } }, { type: 'b' }, null],
   ['$in refuses a value not in the list', { type: { $in: ['a', 'b'] } }, { type: 'c' }, 'body.type: "c" is not one of ["a","b"]'],
-  ['$in does not take a numeric string for a number', { id: { $in: [1, 2] } }, { id: '1' }, 'body.id: "1" is not one of [1,2]'],
+  ['$in takes a numeric string for its number', { id: { $in: [1, 2] } }, { id: '1' }, null],
+  ['$nin excludes a numeric string for its number', { id: { $nin: [1, 2] } }, { id: '2.0' }, 'body.id: "2.0" is excluded by $nin [1,2]'],
+  ['$in does not take a number for a numeric string', { id: { $in: ['1', '2'] } }, { id: 1 }, 'body.id: 1 is not one of ["1","2"]'],
   ['$nin matches a value not in the list', { type: { $nin: ['a'] } }, { type: 'b' }, null],
   ['$nin refuses a value in the list', { type: { $nin: ['a'] } }, { type: 'a' }, 'body.type: "a" is excluded by $nin ["a"]'],
   ['$startsWith matches a prefix', { ref: { $startsWith: 'refs/heads/' } }, { ref: 'refs/heads/main' }, null],
@@ -198,7 +209,8 @@ const filterRows: FilterRow[] = [
   ['header names match in any case inside $not', { headers: { $not: { 'X-Shop-Domain': 'a.example' } } }, input(), 'headers: {"x-shop-domain":"a.example","x-count":"7"} matches $not {"x-shop-domain":"a.example"}'],
   ['a missing header names the wanted value', { headers: { 'x-shop-domain': 'a.example' } }, input({ headers: {} }), 'headers.x-shop-domain: missing, not "a.example"'],
   ['header values match case-sensitively', { headers: { 'x-shop-domain': 'A.example' } }, input(), 'headers.x-shop-domain: "a.example" is not "A.example"'],
-  ['header values are strings, never numbers', { headers: { 'x-count': { $gt: 5 } } }, input(), 'headers.x-count: "7" is not > 5 (string vs number)'],
+  ['a numeric header value compares with a number', { headers: { 'x-count': { $gt: 5 } } }, input(), null],
+  ['a numeric header value is read as its number', { headers: { 'x-count': { $gt: 7 } } }, input(), 'headers.x-count: "7" is not > 7'],
   ['header values compare as strings', { headers: { 'x-count': { $gt: '5' } } }, input(), null],
 ];
 
