@@ -58,7 +58,8 @@ describe('the package, installed with npm install -g --omit=dev', () => {
     expect(JSON.parse(readFileSync(join(app, 'node_modules/postgres/package.json'), 'utf8')).version).toBe(locked);
     const repairs = (at: string) => import(pathToFileURL(join(installed(at), 'scripts/patch-postgres.mjs')).href);
     expect((await repairs(prefix)).missingRepairs()).toEqual([]);
-    expect((await repairs(bare)).missingRepairs()).toHaveLength(7);
+    const unrepaired = await repairs(bare);
+    expect(unrepaired.missingRepairs()).toEqual(unrepaired.repairs.map((r: { name: string }) => r.name));
   });
 
   it('answers --version, --help and check-config from an unrelated directory', async () => {
@@ -124,7 +125,7 @@ describe('the package, installed with npm install -g --omit=dev', () => {
       );
       expect(refused).toMatch(/exited with 1 before listening/);
       const line = refused!.split('\n').find((l) => l.includes('repairs'))!;
-      expect(line).toMatch(/^oncehook: the PostgreSQL driver lacks 7 of oncehook's repairs/);
+      expect(line).toMatch(/^oncehook: the PostgreSQL driver lacks \d+ of oncehook's repairs \(null-socket guard; /);
       expect(refused).not.toMatch(/^\s+at /m);
       const command = /run `node ([^`]+)`/.exec(line)![1]!;
       expect(command).toBe(join(installed(bare), 'dist', 'scripts', 'patch-postgres.mjs'));
