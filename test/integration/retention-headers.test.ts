@@ -4,7 +4,7 @@ import { parseConfig } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startPurger } from '../../src/retention/purger.ts';
 import { rowsOf } from '../../src/store/rows.ts';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { ADMIN_TOKEN, adminApi, signedInDashboard } from '../support/admin.ts';
 import { post } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { sendgridSigner } from '../support/signers.ts';
@@ -22,10 +22,9 @@ beforeAll(async () => {
 afterAll(async () => gateway?.close());
 
 const bounce = (id: string) => ({ email: `${id}@example.com`, event: 'bounce', sg_event_id: id, timestamp: 1764669600 });
-const headersOf = async (eventId: string) => {
-  const [receipt] = await rowsOf<{ id: string }>(gateway.store.db, sql`select id from deliveries where event_id = ${eventId} order by seq limit 1`);
-  return (await adminApi(gateway.url)(`/api/deliveries/${receipt!.id}`)).json.headers;
-};
+const receiptOf = async (eventId: string) =>
+  (await rowsOf<{ id: string }>(gateway.store.db, sql`select id from deliveries where event_id = ${eventId} order by seq limit 1`))[0]!.id;
+const headersOf = async (eventId: string) => (await adminApi(gateway.url)(`/api/deliveries/${await receiptOf(eventId)}`)).json.headers;
 
 describe("retention of receipts' headers", () => {
   it('purges them with the bodies of their request, never while one of its tasks holds a body; receipts and keys stay', async () => {
@@ -61,6 +60,7 @@ describe("retention of receipts' headers", () => {
       ['recent', 'accepted', true],
     ]);
     expect(await headersOf('a2')).toBeNull();
+    expect(await signedInDashboard(gateway.url)(`/ui/deliveries/${await receiptOf('a2')}`)).toContain('Purged by retention');
     expect((await headersOf('b2'))['content-type']).toBe('application/json');
     expect((await post(gateway.url, 'mail', done)).json.items.map((i: { decision: string }) => i.decision)).toEqual(['duplicate_delivery', 'duplicate_delivery']);
   });
