@@ -92,7 +92,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
         maxItems: source.maxBatchItems,
       });
       if (identity.unsigned && identity.handshake) {
-        // Anyone can send one, as often as they like: counted with the requests recorded nowhere, and answered.
+        // Anyone can send one, as often as they like: answered as the sender expects, counted, and never recorded.
         metrics.rejections.inc({ source: sourceId, reason: 'unsigned_ping' });
         metrics.ackSeconds.observe({ source: sourceId, status: String(identity.handshake.status) }, (performance.now() - started) / 1000);
         return handshakeAnswer(identity.handshake);
