@@ -26,6 +26,7 @@ import {
   requireSignatureHeader,
   stringOrIntegerId,
   unixMillisecondsDate,
+  withinBatchLimit,
 } from './verify.ts';
 
 const TOLERANCE_SECONDS = 300;
@@ -74,7 +75,7 @@ export function hubspot({ secrets, publicUrl }: { secrets: readonly string[]; pu
       if (!Array.isArray(json) || json.length === 0) {
         throw new InputError('malformed_body', `the body is ${Array.isArray(json) ? 'an empty list' : jsonKind(json)}, not HubSpot's list of events`);
       }
-      const items = json.map((event, i): EventItem => {
+      const items = withinBatchLimit(json, request).map((event, i): EventItem => {
         const part = (field: string) => stringOrIntegerId(jsonPointer(event, `/${field}`), `event ${i}'s ${field}`);
         const id = requireId(`${part('portalId')}:${part('subscriptionId')}:${part('eventId')}`, `event ${i}'s id (portalId:subscriptionId:eventId)`);
         return {

@@ -41,6 +41,7 @@ import {
   safeEqual,
   unixMillisecondsDate,
   unixSecondsDate,
+  withinBatchLimit,
 } from './verify.ts';
 
 const PREFIX = 'sha256=';
@@ -123,7 +124,7 @@ export function meta({ secrets, verifyToken }: { secrets: readonly string[]; ver
         throw new InputError('malformed_body', `the body's entry is ${what}, not Meta's list of entries`);
       }
       const object = jsonPointer(json, '/object');
-      const items = entries.map((entry, i) => item(object, entry, i));
+      const items = withinBatchLimit(entries, request).map((entry, i) => item(object, entry, i));
       // The delivery as a whole has no ID of its own: it is named by its first entry.
       return { deliveryId: items[0]!.deliveryId, eventId: items[0]!.eventId, topic: null, occurredAt: null, json, items };
     },

@@ -9,7 +9,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { InputError, SignatureError } from '../src/errors.ts';
 import type { Adapter, EventItem } from './types.ts';
-import { jsonKind, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId, unixSecondsDate } from './verify.ts';
+import { jsonKind, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId, unixSecondsDate, withinBatchLimit } from './verify.ts';
 
 /** A verification key as SendGrid shows it: base64 of a DER public key; undefined when it is not one. */
 export function sendgridKey(secret: string): KeyObject {
@@ -36,7 +36,7 @@ export function sendgrid({ secrets }: { secrets: readonly string[] }): Adapter {
       if (!Array.isArray(json) || json.length === 0) {
         throw new InputError('malformed_body', `the body is ${Array.isArray(json) ? 'an empty list' : jsonKind(json)}, not SendGrid's list of events`);
       }
-      const items = json.map((event, i): EventItem => {
+      const items = withinBatchLimit(json, request).map((event, i): EventItem => {
         const eventId = stringId(jsonPointer(event, '/sg_event_id'), `event ${i}'s id (sg_event_id)`);
         return {
           deliveryId: eventId,

@@ -17,7 +17,7 @@ import { InputError, SignatureError } from '../src/errors.ts';
 import { formJson, parseForm, type FormFields } from './form.ts';
 import { calledUrls, targetQuery, withAndWithoutPort } from './signed-url.ts';
 import type { Adapter, EventItem, Identity, InboundRequest } from './types.ts';
-import { decodeUtf8, hmac, isoDate, jsonKind, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, safeEqual, sha256Hex, stringId } from './verify.ts';
+import { decodeUtf8, hmac, isoDate, jsonKind, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, safeEqual, sha256Hex, stringId, withinBatchLimit } from './verify.ts';
 
 const ALGORITHMS: Record<string, 'sha1' | 'sha256'> = { HMAC_SHA1: 'sha1', HMAC_SHA256: 'sha256' };
 
@@ -123,7 +123,7 @@ export function twilio({ secrets, publicUrl }: { secrets: readonly string[]; pub
       }
       if (Array.isArray(json)) {
         if (json.length === 0) throw new InputError('malformed_body', 'the body is an empty list of events');
-        const items = cloudEvents(json);
+        const items = cloudEvents(withinBatchLimit(json, request));
         return { deliveryId: items[0]!.deliveryId, eventId: items[0]!.eventId, topic: null, occurredAt: null, json, items };
       }
       if (typeof json !== 'object' || json === null) throw new InputError('malformed_body', `the body is ${jsonKind(json)}, not Twilio's parameters`);

@@ -38,6 +38,11 @@ export interface InboundRequest {
    * is verified against the source's `publicUrl` origin with this path.
    */
   target?: string;
+  /**
+   * The most events a batch may carry (the source's `maxBatchItems`): a sender that batches refuses more with 413
+   * `too_many_items` as soon as it has counted them, before it names any. Absent: no limit.
+   */
+  maxItems?: number;
 }
 
 /** What a sender expects back from a handshake, in its own format. */
@@ -69,6 +74,11 @@ export interface Identity {
    * makes no task, and is answered with this.
    */
   handshake?: HandshakeAnswer;
+  /**
+   * The handshake carries no signature (WooCommerce's ping): anyone can send it, so it is answered and counted but
+   * never recorded.
+   */
+  unsigned?: boolean;
   /**
    * The events of a delivery that carries several (SendGrid's array, Meta's entry[]): each is recorded and
    * deduplicated on its own, in one transaction, and the answer lists each one's decision.

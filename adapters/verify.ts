@@ -4,8 +4,9 @@
  * and only then parse the body and name the identities.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { InputError, SignatureError } from '../src/errors.ts';
+import { HttpError, InputError, SignatureError } from '../src/errors.ts';
 import { jsonPointer } from '../src/json-pointer.ts';
+import type { InboundRequest } from './types.ts';
 
 export { jsonPointer };
 
@@ -269,6 +270,18 @@ function textId(value: unknown, what: string, expected: string): string {
     throw new InputError('invalid_identity', `the ${what} is ${jsonKind(value)}, not ${expected}`);
   }
   return requireId(value, what);
+}
+
+/**
+ * A batch's list of events, refused whole with 413 when it holds more than the source takes: counted before any
+ * event is named, so an oversized batch costs its parse and no more.
+ */
+export function withinBatchLimit<T>(events: T[], request: InboundRequest): T[] {
+  const max = request.maxItems;
+  if (max !== undefined && events.length > max) {
+    throw new HttpError(413, 'too_many_items', `the delivery carries ${events.length} events; this source takes at most ${max} in one (maxBatchItems)`);
+  }
+  return events;
 }
 
 /** A JSON value's type as a message names it: "a number", "an object", "null". */

@@ -4,7 +4,7 @@
  * HMAC-SHA256, keyed by the webhook's secret, of the raw body. There is no timestamp. A new webhook is first sent
  * a ping, `webhook_id=<id>` form-encoded with no signature and no X-WC-* header (WC_Webhook::deliver_ping), which
  * must be answered 200 or the shop reports the URL broken: it is answered as a handshake, unverified because
- * nothing in it is signed, and makes no task.
+ * nothing in it is signed, makes no task, and is never recorded (`unsigned`): anyone can send it.
  *
  * Names: WooCommerce sends no event ID, and `X-WC-Webhook-Delivery-ID` is `wp_hash(webhook id . unix second)`
  * (get_new_delivery_id): every delivery of a webhook within one second shares it, so it names no delivery. The
@@ -55,6 +55,7 @@ export function woocommerce({ secrets }: { secrets: readonly string[] }): Adapte
           occurredAt: null,
           json: { webhook_id: ping[1] },
           handshake: { status: 200, contentType: 'application/json', body: JSON.stringify({ webhook_id: ping[1] }) },
+          unsigned: true,
         };
       }
       const signature = requireSignatureHeader(headers, 'X-WC-Webhook-Signature');

@@ -20,7 +20,7 @@ export function createMetrics() {
     }),
     rejections: new Counter({
       name: 'oncehook_rejections_total',
-      help: 'Requests answered with an error, by source and reason; a store_timeout may still commit afterwards (the sender\'s retry is then a duplicate)',
+      help: 'Requests answered with an error, and unsigned pings answered 200 (unsigned_ping), none recorded, by source and reason; a store_timeout may still commit afterwards (the sender\'s retry is then a duplicate)',
       labelNames: ['source', 'reason'] as const,
       registers: [registry],
     }),

@@ -193,6 +193,11 @@ export const sourceSchema = z
     ackTimeoutMs: z.int().positive().optional().describe("default: the sender's documented timeout"),
     maxBodyBytes: z.int().positive().default(1024 * 1024),
     readTimeoutMs: z.int().positive().default(15_000),
+    maxBatchItems: z
+      .int()
+      .positive()
+      .default(1000)
+      .describe('the most events one delivery may carry (a SendGrid, HubSpot, Meta or Twilio batch): more is refused 413, nothing recorded'),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
     hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
     publicUrl: z

@@ -84,7 +84,19 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       release = admission.enter(sourceId);
       const request = c.req.raw;
       const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
-      const identity = adapter.verify({ headers: request.headers, body, now: new Date(), target: targetOf(incoming.url, c.req.url) });
+      const identity = adapter.verify({
+        headers: request.headers,
+        body,
+        now: new Date(),
+        target: targetOf(incoming.url, c.req.url),
+        maxItems: source.maxBatchItems,
+      });
+      if (identity.unsigned && identity.handshake) {
+        // Anyone can send one, as often as they like: answered as the sender expects, counted, and never recorded.
+        metrics.rejections.inc({ source: sourceId, reason: 'unsigned_ping' });
+        metrics.ackSeconds.observe({ source: sourceId, status: String(identity.handshake.status) }, (performance.now() - started) / 1000);
+        return handshakeAnswer(identity.handshake);
+      }
       const headers = redactors.get(sourceId)!(incoming.headers);
       const contentType = request.headers.get('content-type');
       const receiptOf = (event: Omit<Identity, 'items'>, bytes: Uint8Array, plan: Plan, handshake = false): ReceiptInput => ({
@@ -146,7 +158,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       release();
     }
   });
-  // A handshake by GET (Meta's subscription check): answered as the sender expects, recorded as a handshake.
+  // A handshake by GET (Meta's subscription check): answered as the sender expects, recorded as a handshake once.
   app.on('GET', ['/in/:source', '/in/:source/'], async (c) => {
     const sourceId = c.req.param('source');
     const source = config.sources[sourceId];
@@ -180,8 +192,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       skipped: [],
       handshake: true,
     };
-    await withinBudget(writer.record([receipt]), answerDeadline(performance.now(), source.ackTimeoutMs ?? adapter.ackTimeoutMs), logger, outage);
-    metrics.deliveries.inc({ source: sourceId, decision: 'handshake' });
+    const [recorded] = await withinBudget(writer.record([receipt]), answerDeadline(performance.now(), source.ackTimeoutMs ?? adapter.ackTimeoutMs), logger, outage);
+    metrics.deliveries.inc({ source: sourceId, decision: recorded!.decision });
     return handshakeAnswer(handshake);
   });
   // `/in`, `/in/` and deeper paths name no source either: a sender pointed there is as lost as one at `/in/old`.

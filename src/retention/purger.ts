@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
-import { purgeExpiredBodies, type PurgeCursor } from '../store/retention.ts';
+import { purgeExpiredBodies, purgeExpiredHeaders, type PurgeCursor } from '../store/retention.ts';
 import { nextTurn } from '../store/slices.ts';
 import { periodic } from './periodic.ts';
 
@@ -13,7 +13,7 @@ export interface PurgerOptions {
 }
 
 /**
- * Purges expired bodies for every source, batch by batch, yielding between batches so the purge never holds
+ * Purges expired bodies for every source, then the receipts' headers that came with them, batch by batch, yielding between batches so the purge never holds
  * the database for long; a source's turn ends when a batch comes back short. Each batch reads on from where
  * the last one ended in `tasks_purge_idx`, which holds only what may be purged, so a round costs what it
  * purges. A source whose purge fails is logged and the round goes on with the next one.
@@ -36,18 +36,35 @@ export function startPurger(config: Config, store: Store, logger: Logger, option
     return total;
   }
 
-  async function round(): Promise<number> {
+  async function purgeHeaders(source: string, retentionMs: number): Promise<number> {
     let total = 0;
+    let after: PurgeCursor | null = null;
+    while (!stopped) {
+      const batch = await purgeExpiredHeaders(store.db, source, retentionMs, batchSize, after);
+      total += batch.purged;
+      if (batch.next === null) break;
+      after = batch.next;
+      await nextTurn();
+    }
+    return total;
+  }
+
+  /** One pass over every source; resolves with the number of task bodies purged. */
+  async function round(): Promise<number> {
+    let bodies = 0;
+    let headers = 0;
     for (const [source, { retention }] of Object.entries(config.sources)) {
       if (stopped) break;
       try {
-        total += await purgeSource(source, retention);
+        bodies += await purgeSource(source, retention);
+        // After the bodies: a receipt's headers go once its tasks hold none.
+        headers += await purgeHeaders(source, retention);
       } catch (error) {
         logger.warn({ err: error, source }, 'purging a source\'s expired bodies failed; the other sources go on');
       }
     }
-    if (total > 0) logger.info({ purged: total }, 'expired bodies purged; their dedup keys remain');
-    return total;
+    if (bodies + headers > 0) logger.info({ purged: bodies, headers }, 'expired bodies and headers purged; their dedup keys remain');
+    return bodies;
   }
 
   const schedule = periodic(intervalMs, round, (error) => logger.warn({ err: error }, 'purging expired bodies failed; will try again'));

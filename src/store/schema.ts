@@ -52,8 +52,13 @@ export const deliveries = pgTable(
     decision: text('decision').notNull(),
     /** The earlier receipt this one was matched against (duplicates only). */
     matchedDeliveryId: text('matched_delivery_id'),
-    /** Request headers with signatures and credentials redacted. */
-    headers: jsonb('headers').$type<Record<string, string>>().notNull(),
+    /**
+     * Request headers with signatures and credentials redacted, on the first receipt of a request only; null on the
+     * other events of a batch (`headersFrom`) and once retention purged them.
+     */
+    headers: jsonb('headers').$type<Record<string, string>>(),
+    /** The receipt holding this one's headers: the first event of the same request (batches only). */
+    headersFrom: text('headers_from'),
     contentType: text('content_type'),
     bodySha256: text('body_sha256').notNull(),
     bodyBytes: integer('body_bytes').notNull(),
@@ -69,6 +74,11 @@ export const deliveries = pgTable(
     // The dashboard's charts count the last hour or day by receipt time. BRIN: rows arrive in time order, so a
     // summary of each 128 pages finds the window for 2 bytes of WAL a receipt, where a B-tree wrote 90 (migration 0017).
     index('deliveries_received_idx').using('brin', t.receivedAt).with({ autosummarize: true }),
+    // A batch's other events, for the purge to see whether any of their tasks still holds a body. Partial: a
+    // delivery of one event has no entry.
+    index('deliveries_headers_from_idx').on(t.headersFrom).where(sql`headers_from is not null`),
+    // What retention may strip of its headers, in the order it expires: a receipt leaves when its headers go.
+    index('deliveries_headers_purge_idx').on(t.source, t.receivedAt, t.id).where(sql`headers is not null`),
   ],
 );
 

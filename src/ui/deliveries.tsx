@@ -253,18 +253,22 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
 
       <h2>Headers</h2>
       <div class="panel">
-        <table class="kv">
-          <tbody>
-            {Object.entries(view.headers ?? {}).map(([name, value]) => (
-              <tr>
-                <th>{name}</th>
-                <td class="wrap">
-                  <code>{value}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        {view.headers === null ? (
+          <p class="muted">Purged by retention, with the bodies of the request they came with.</p>
+        ) : (
+          <table class="kv">
+            <tbody>
+              {Object.entries(view.headers).map(([name, value]) => (
+                <tr>
+                  <th>{name}</th>
+                  <td class="wrap">
+                    <code>{value}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
       </div>
     </>
   );

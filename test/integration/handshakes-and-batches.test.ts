@@ -32,15 +32,17 @@ afterAll(async () => {
 const api = () => adminApi(gateway.url);
 
 describe('a handshake', () => {
-  it('is answered as the sender expects once verified, recorded as a handshake, and makes no task', async () => {
+  it('is answered as the sender expects once verified, recorded once as a handshake, and makes no task', async () => {
     const check = slackDelivery(SLACK_SECRET, { token: 't', challenge: 'ch-4k2', type: 'url_verification' });
     for (let i = 0; i < 2; i++) {
       const response = await fetch(`${gateway.url}/in/slack`, { method: 'POST', headers: check.headers, body: check.body });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ challenge: 'ch-4k2' });
     }
+    // The replay is answered the same, and deduplicated: it writes nothing.
     const listed = (await api()('/api/deliveries?source=slack&decision=handshake')).json.items;
-    expect(listed).toHaveLength(2);
+    expect(listed).toHaveLength(1);
+    expect((await api()('/api/deliveries?source=slack')).json.items).toHaveLength(1);
     expect((await api()(`/api/deliveries/${listed[0].id}`)).json.tasks).toEqual([]);
     const forged = slackDelivery('not the secret', { challenge: 'x', type: 'url_verification' });
     expect((await post(gateway.url, 'slack', forged)).status).toBe(401);

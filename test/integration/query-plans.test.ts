@@ -6,7 +6,7 @@ import { tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
 import { RECEIPTS_BY_DECISION } from '../../src/store/queries/delivery-series.ts';
 import { destinationUse } from '../../src/store/queries/destinations.ts';
 import { bucketCountSql, windowOf } from '../../src/store/queries/time-buckets.ts';
-import { purgeBatchSql } from '../../src/store/retention.ts';
+import { purgeBatchSql, purgeHeadersSql } from '../../src/store/retention.ts';
 import { attentionSql } from '../../src/store/queries/task-filter.ts';
 import { listTasksSql } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
@@ -96,6 +96,20 @@ describe('query plans', () => {
       const choosing = plan.slice(plan.indexOf('CTE expired'), plan.indexOf('CTE purged'));
       expect(choosing).toContain('Index Scan using tasks_purge_idx');
       expect(choosing).not.toContain('Sort');
+      expect(plan).not.toContain('Seq Scan');
+    }
+  });
+
+  // The same for receipts' headers: only the receipts that still hold headers are in the index, and a batch's other
+  // events are found by the index on the receipt they name.
+  it('a headers purge batch walks deliveries_headers_purge_idx in order, and finds a batch by deliveries_headers_from_idx', async () => {
+    for (const after of [null, { at: '2026-01-01 00:00:00.123456+00', id: 'r_x' }]) {
+      const plan = await planOf(purgeHeadersSql('shop', 86_400_000, 500, after));
+      const choosing = plan.slice(plan.indexOf('CTE expired'), plan.indexOf('CTE purged'));
+      expect(choosing).toMatch(/Index (Only )?Scan using deliveries_headers_purge_idx/);
+      expect(choosing).not.toContain('Sort');
+      expect(plan).toContain('deliveries_headers_from_idx');
+      expect(plan).toContain('task_refs_delivery_idx');
       expect(plan).not.toContain('Seq Scan');
     }
   });

@@ -96,6 +96,38 @@ describe('recordDeliveries (group commit)', () => {
   });
 });
 
+describe("a request's headers, and handshakes", () => {
+  it("stores a request's headers once, on its first receipt, which its other events name, under whatever IDs it is written", async () => {
+    const headers = { 'x-request': 'one' };
+    const request = ['h-e1', 'h-e2', 'h-e3'].map((event) => ({ ...receipt(`h-${event}`, event), headers }));
+    // Written again under new IDs (ingest's retry on a new connection): the same objects, so the same sharing.
+    const rewritten = request.map((r) => ({ ...r, id: receiptId() }));
+    const alone = { ...receipt('h-d4', 'h-e4'), headers: { 'x-request': 'two' } };
+    await recordDeliveries(t.store.db, [...rewritten, alone]);
+    const stored = await rowsOf<{ id: string; headers: Record<string, string> | null; headers_from: string | null }>(
+      t.store.db,
+      sql`select id, headers, headers_from from deliveries where event_id like 'h-e%' order by seq`,
+    );
+    const [head] = rewritten;
+    expect(stored).toEqual([
+      { id: head!.id, headers, headers_from: null },
+      { id: rewritten[1]!.id, headers: null, headers_from: head!.id },
+      { id: rewritten[2]!.id, headers: null, headers_from: head!.id },
+      { id: alone.id, headers: alone.headers, headers_from: null },
+    ]);
+  });
+
+  it('records a handshake once: a repeat of its key is a duplicate_delivery that writes nothing and names the first', async () => {
+    const handshake = (): ReceiptInput => ({ ...receipt('hs-d1', 'hs-d1'), tasks: [], handshake: true });
+    const [first, inBatch] = await recordDeliveries(t.store.db, [handshake(), handshake()]);
+    const [later] = await recordDeliveries(t.store.db, [handshake()]);
+    expect([first!.decision, inBatch!.decision, later!.decision]).toEqual(['handshake', 'duplicate_delivery', 'duplicate_delivery']);
+    expect([inBatch!.receipt, later!.receipt]).toEqual([first!.receipt, first!.receipt]);
+    const stored = await rowsOf<{ id: string; decision: string }>(t.store.db, sql`select id, decision from deliveries where delivery_id = 'hs-d1'`);
+    expect(stored).toEqual([{ id: first!.receipt, decision: 'handshake' }]);
+  });
+});
+
 describe('task_refs', () => {
   it('holds the keys and inserting transaction of every task, ingested or replayed, written with the task', async () => {
     const two = {

@@ -127,11 +127,13 @@ describe(`square, paddle and woocommerce through the server (${engine()})`, () =
     expect(stale.status).toBe(401);
   });
 
-  it("answers WooCommerce's unsigned ping 200 as a handshake, then takes its orders, one event per order state", async () => {
+  it("answers WooCommerce's unsigned ping 200 and counts it, recording nothing, then takes its orders, one event per order state", async () => {
     const ping = await fetch(`${gateway.url}/in/store`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'webhook_id=7' });
     expect(ping.status).toBe(200);
     expect(await ping.json()).toEqual({ webhook_id: '7' });
-    expect((await api()('/api/deliveries?source=store&decision=handshake')).json.items).toHaveLength(1);
+    expect((await api()('/api/deliveries?source=store')).json.items).toEqual([]);
+    const scrape = await (await fetch(`${gateway.url}/metrics`)).text();
+    expect(scrape).toMatch(/^oncehook_rejections_total\{source="store",reason="unsigned_ping"\} 1$/m);
 
     const order = { id: 1234, status: 'processing', date_created_gmt: '2024-05-01T11:58:00', date_modified_gmt: '2024-05-01T11:58:00' };
     const created = await post(gateway.url, 'store', woocommerceDelivery(WC_SECRET, 'order.created', order, '7'));

@@ -44,10 +44,13 @@ export async function fillDataDir(dataDir: string, size: { deliveries: number; p
   try {
     await migrate(store);
     const db = store.db;
+    // The third and fourth are one request's two events: its headers are stored with the third only.
+    const batch = { 'x-batch': AWKWARD };
     const first = [
       receipt(1, ALL_BYTES, { 'x-awkward': AWKWARD }),
       receipt(2, randomBytes(300 * 1024)),
-      receipt(3, new TextEncoder().encode(JSON.stringify({ note: AWKWARD }))),
+      receipt(3, new TextEncoder().encode(JSON.stringify({ note: AWKWARD })), batch),
+      receipt(4, new TextEncoder().encode('{"n":4}'), batch),
     ];
     await recordDeliveries(db, first);
     for (let from = first.length + 1; from <= deliveries; from += perTransaction) {

@@ -10,6 +10,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../decisions.ts';
 import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from '../operator-rules.ts';
+import { RECEIPT_HEADERS } from '../queries/receipt-headers.ts';
 import { inList } from '../queries/task-filter.ts';
 import { rowsOf } from '../rows.ts';
 import { tasks } from '../schema.ts';
@@ -144,7 +145,7 @@ export async function shapeSource(db: Db, taskId: string, which: 'unshaped' | 's
   const bytes = which === 'unshaped' ? sql`t.body` : sql`t.source_body`;
   const [row] = await rowsOf<ShapeSource>(
     db,
-    sql`select t.source, t.action, t.state, t.event_id as "eventId", t.topic, d.delivery_id as "deliveryId", d.headers,
+    sql`select t.source, t.action, t.state, t.event_id as "eventId", t.topic, d.delivery_id as "deliveryId", ${RECEIPT_HEADERS} as headers,
           d.content_type as "contentType", ${bytes} as body, t.body_sha256 as "bodySha256"
         from tasks t join deliveries d on d.id = t.delivery_id
         where t.id = ${taskId} and ${bytes} is not null and t.body is not null

@@ -29,6 +29,10 @@ export interface ReceiptInput {
   eventId: string;
   topic: string | null;
   occurredAt: Date | null;
+  /**
+   * The request's headers, redacted. The receipts of one request (a batch's events) share one object: it is stored
+   * once, with the first of them, and the others name that receipt.
+   */
   headers: Record<string, string>;
   contentType: string | null;
   body: Uint8Array;
@@ -37,7 +41,10 @@ export interface ReceiptInput {
   tasks: NewTask[];
   /** The actions that made no task of it, and why. */
   skipped: SkippedAction[];
-  /** A sender's check of the endpoint: recorded as `handshake`, claiming no key and making no task. */
+  /**
+   * A sender's check of the endpoint: recorded as `handshake`, making no task. It claims its delivery key, so a
+   * replay of it is a `duplicate_delivery` that writes nothing.
+   */
   handshake?: boolean;
 }
 
@@ -58,7 +65,8 @@ export interface FirstSeen {
 
 /**
  * The outcome of recording one receipt, with the record it matched, from the same transaction. `receipt` is the
- * ID it was stored under: a batch written again after a lost connection is stored under new IDs.
+ * ID it was stored under: a batch written again after a lost connection is stored under new IDs. A repeated
+ * handshake is stored under none: its receipt is the first one's.
  */
 export type Recorded =
   | { receipt: string; decision: typeof DECISIONS.accepted; receivedAt: Date; created: TaskSummary[]; existing: TaskSummary[] }
@@ -86,8 +94,8 @@ interface RecordedRow {
  * a duplicate of the earlier receipt, as it would be of a committed one. The delivery key, the event key,
  * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
  *
- * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004, 0013 and 0016):
- * one round trip per batch instead of one per stage. Measured, the stages' round trips were the gateway's
+ * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004, 0013, 0016,
+ * 0018 and 0020): one round trip per batch instead of one per stage. Measured, the stages' round trips were the gateway's
  * largest cost — each a socket write and a parse — and a batch's latency was their sum.
  */
 export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]): Promise<Recorded[]> {
@@ -96,10 +104,15 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
   // later one pass), so a later one's body is never read and is not sent: in a storm of one delivery that is
   // nearly the whole batch.
   const keys = new Set<string>();
+  // The first receipt of each headers object holds it; by identity, so a batch written again under new IDs still
+  // names its own first receipt.
+  const holders = new Map<Record<string, string>, string>();
   const batch = inputs.map((input, i) => {
     const key = `${input.source}\n${input.deliveryId}`;
     const bodyRead = !keys.has(key);
     keys.add(key);
+    const holder = holders.get(input.headers);
+    if (holder === undefined) holders.set(input.headers, input.id);
     return {
       i,
       id: input.id,
@@ -108,7 +121,8 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
       event_id: input.eventId,
       topic: input.topic,
       occurred_at: input.occurredAt,
-      headers: input.headers,
+      headers: holder === undefined ? input.headers : null,
+      headers_from: holder ?? null,
       content_type: input.contentType,
       body: bodyRead ? base64(input.body) : null,
       body_sha256: input.bodySha256,
@@ -138,7 +152,7 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
     if (r.decision === DECISIONS.handshake) return { receipt, decision: r.decision, receivedAt, existing: [] };
     const { receivedMs, ...first } = r.first!;
     return {
-      receipt,
+      receipt: inputs[i]!.handshake ? first.id : receipt,
       decision: r.decision,
       receivedAt,
       firstSeen: { ...first, receivedAt: new Date(Math.floor(receivedMs)) },

@@ -3,6 +3,7 @@ import type { Db } from '../connect.ts';
 import { otherDatabasesXids, pageClauses, toPage, type Page, type PageRequest } from './cursor.ts';
 import { rowsOf } from '../rows.ts';
 import type { SkippedAction } from '../schema.ts';
+import { RECEIPT_HEADERS } from './receipt-headers.ts';
 
 export interface DeliveryFilter {
   source?: string | undefined;
@@ -53,7 +54,8 @@ export interface RelatedTask {
 
 export interface DeliveryView extends DeliveryRow {
   occurredAt: Date | null;
-  headers: Record<string, string>;
+  /** As the request carried them, redacted; null once retention purged them with the bodies. */
+  headers: Record<string, string> | null;
   contentType: string | null;
   bodySha256: string;
   /** The earlier receipt this one repeated (duplicates only). */
@@ -77,7 +79,7 @@ export const tasksOfReceiptSql = (receipt: string): SQL =>
 export async function deliveryView(db: Db, id: string): Promise<DeliveryView | null> {
   const [delivery] = await rowsOf<DeliveryView>(
     db,
-    sql`select ${columns}, d.occurred_at as "occurredAt", d.headers, d.content_type as "contentType", d.body_sha256 as "bodySha256",
+    sql`select ${columns}, d.occurred_at as "occurredAt", ${RECEIPT_HEADERS} as headers, d.content_type as "contentType", d.body_sha256 as "bodySha256",
           coalesce(d.skipped, '[]'::jsonb) as skipped
         from deliveries d where d.id = ${id}`,
   );

@@ -54,10 +54,13 @@ describe('woocommerce adapter', () => {
     expect(action.eventId).toMatch(/^action\.woocommerce_add_to_cart:sha256:[0-9a-f]{32}$/);
   });
 
-  it('answers the activation ping, unsigned as WooCommerce sends it, as a handshake', () => {
+  it('answers the activation ping, unsigned as WooCommerce sends it, as a handshake marked unsigned', () => {
     const identity = adapter.verify(inbound({ 'content-type': 'application/x-www-form-urlencoded' }, 'webhook_id=42'));
     expect(identity.handshake).toEqual({ status: 200, contentType: 'application/json', body: '{"webhook_id":"42"}' });
     expect(identity.topic).toBe('ping');
+    // Nothing in it is signed: ingest answers it and records nothing.
+    expect(identity.unsigned).toBe(true);
+    expect(adapter.verify(request(woocommerceDelivery(SECRET, 'order.created', ORDER))).unsigned).toBeUndefined();
     // Anything else without a signature is refused, and a "ping" that carries one is verified like any delivery.
     expect(expectSignatureError(() => adapter.verify(inbound({}, 'webhook_id=42&x=1')))).toMatch(/missing X-WC-Webhook-Signature/);
     expectSignatureError(() => adapter.verify(inbound({ 'x-wc-webhook-signature': 'AAAA' }, 'webhook_id=42')));
