@@ -7,10 +7,10 @@ export type { Logger };
  * defence for a header object that reaches a log call by mistake.
  *
  * Written asynchronously and in blocks: lines gather until 4 KiB or a tenth of a second has passed, then go
- * out in one write, instead of one write per delivery on the hot path. Measured under ingest load: a
- * synchronous line per delivery was about a tenth of the gateway's CPU; asynchronous, still a write for every
- * line or two, ~25 µs per delivery more than no line at all; in blocks, ~8 µs. A line waits at most 100 ms,
- * and pino flushes what is pending when the process exits.
+ * out in one write, instead of one write per delivery on the hot path: a synchronous line per delivery was
+ * about a tenth of the gateway's CPU under ingest load, and blocks cost a third of what a write every line or
+ * two did (docs/performance-history.md). A line waits at most 100 ms, and pino flushes what is pending when the
+ * process exits.
  */
 export function createLogger(
   level: string,

@@ -82,13 +82,25 @@ export async function queueTestAlert(store: Store, config: Config, name: string,
   return id;
 }
 
+/** What `GET /api/alerts` answers: each alert with its conditions, and a page of the messages made. */
+export type AlertsAnswer = { alerts: Awaited<ReturnType<typeof alertsOf>> } & Awaited<ReturnType<typeof alertMessages>>;
+
+/** What `POST /api/alerts/{name}/test` answers: the message queued. */
+export interface AlertTestAnswer {
+  id: string;
+  alert: string;
+  type: 'alert.test';
+  state: 'pending';
+  link: string;
+}
+
 /** `/api/alerts`: what alerts are configured and where they stand, the messages made, and a test message. */
 export function alertRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
   app.get('/', async (c) => {
     const query = readQuery(c, listQuery);
-    return c.json({ alerts: await alertsOf(store, config), ...(await alertMessages(store, query)) });
+    return c.json({ alerts: await alertsOf(store, config), ...(await alertMessages(store, query)) } satisfies AlertsAnswer);
   });
 
   app.post('/:name/test', async (c) => {
@@ -98,7 +110,7 @@ export function alertRoutes({ store, config }: { store: Store; config: Config })
       const names = Object.keys(config.alerts).join(', ') || 'none';
       throw new HttpError(404, 'unknown_alert', `no alert "${name}" is configured; the alerts are: ${names}`);
     }
-    return c.json({ id, alert: name, type: 'alert.test', state: 'pending', link: `/api/tasks/${id}` }, 202);
+    return c.json({ id, alert: name, type: 'alert.test', state: 'pending', link: `/api/tasks/${id}` } satisfies AlertTestAnswer, 202);
   });
 
   return app;

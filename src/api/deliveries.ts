@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { HttpError } from '../errors.ts';
 import type { Store } from '../store/connect.ts';
 import { DECISIONS } from '../store/decisions.ts';
-import { deliveryView, listDeliveries } from '../store/queries/deliveries.ts';
+import { deliveryView, listDeliveries, type DeliveryView } from '../store/queries/deliveries.ts';
 import type { AdminEnv } from './auth.ts';
 import { explainDelivery } from './explain.ts';
 import { pageOf, pageQuery, readQuery } from './input.ts';
@@ -15,6 +15,15 @@ const listQuery = z.strictObject({
   deliveryId: z.string().min(1).optional(),
   ...pageQuery('bigint'),
 });
+
+/** What `GET /api/deliveries` answers: a page of receipts. */
+export type DeliveriesAnswer = Awaited<ReturnType<typeof listDeliveries>>;
+
+/** What `GET /api/deliveries/{id}` answers: the receipt, its decision in words, and the paths of what it names. */
+export type DeliveryAnswer = DeliveryView & {
+  explanation: string;
+  links: { self: string; matched: string | null; origin: string | null; tasks: string[] };
+};
 
 /** `/api/deliveries`: every verified receipt, and one with its decision explained and linked. */
 export function deliveryRoutes({ store }: { store: Store }): Hono<AdminEnv> {
@@ -38,7 +47,7 @@ export function deliveryRoutes({ store }: { store: Store }): Hono<AdminEnv> {
         origin: view.origin ? `/api/deliveries/${view.origin.id}` : null,
         tasks: view.tasks.map((task) => `/api/tasks/${task.id}`),
       },
-    });
+    } satisfies DeliveryAnswer);
   });
 
   return app;

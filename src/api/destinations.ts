@@ -194,11 +194,16 @@ function originOf(named: string): string {
   }
 }
 
+/** What `GET /api/destinations` answers, and a resume (its one destination). */
+export interface DestinationsAnswer {
+  items: DestinationWithUse[];
+}
+
 /** `/api/destinations`: the downstream origins, and the way out of a pause after a 401 or 403. */
 export function destinationRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
 
-  app.get('/', async (c) => c.json({ items: await destinations(store, config, 'with use') }));
+  app.get('/', async (c) => c.json({ items: await destinations(store, config, 'with use') } satisfies DestinationsAnswer));
 
   app.post('/:origin/resume', async (c) => {
     const origin = originOf(c.req.param('origin'));
@@ -213,7 +218,7 @@ export function destinationRoutes({ store, config }: { store: Store; config: Con
       }
       throw new HttpError(409, 'not_paused', `${origin} is not paused`);
     }
-    return c.json({ items: (await destinations(store, config, 'with use')).filter((d) => d.origin === origin) });
+    return c.json({ items: (await destinations(store, config, 'with use')).filter((d) => d.origin === origin) } satisfies DestinationsAnswer);
   });
 
   return app;

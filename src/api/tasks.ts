@@ -15,11 +15,12 @@ import {
 } from '../store/atomic/operator.ts';
 import type { Store } from '../store/connect.ts';
 import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
-import { listTasks } from '../store/queries/tasks.ts';
-import { predecessorOf, taskView } from '../store/task-view.ts';
+import type { Page } from '../store/queries/cursor.ts';
+import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
+import { predecessorOf, taskView, type TaskView } from '../store/task-view.ts';
 import type { AdminEnv } from './auth.ts';
-import { destinationOf, heldBy, pausedRoutes } from './destinations.ts';
-import { explainTask } from './explain.ts';
+import { destinationOf, heldBy, pausedRoutes, type Held } from './destinations.ts';
+import { explainTask, type TaskExplanation } from './explain.ts';
 import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
 import { checkAttentionStates, splitStates, stateList, states } from './task-query.ts';
@@ -132,10 +133,16 @@ export function requestOf(config: Config, task: { source: string; action: string
   };
 }
 
+/** What `GET /api/tasks` answers: a page of tasks, each with the paused destination holding it, if one does. */
+export type TasksAnswer = Page<TaskRow & { heldBy: string | null; heldFor: Held['use'] | null; heldReason: string | null }>;
+
+/** What `GET /api/tasks/{id}` answers, and each decision on one task: the task, how it goes out, and its explanation. */
+export type TaskAnswer = TaskView & { request: ReturnType<typeof requestOf> } & TaskExplanation;
+
 /** `/api/tasks`: lists, one task with its ledger and the decision it waits for, and a person's decisions. */
 export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
-  const view = async (id: string) => {
+  const view = async (id: string): Promise<TaskAnswer> => {
     const task = await taskView(store.db, id);
     if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
     const explained = explainTask(task, await destinationOf(store, config, task), await predecessorOf(store.db, task));
@@ -155,7 +162,7 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
       const held = heldBy(task, paused);
       return { ...task, heldBy: held?.destination.origin ?? null, heldFor: held?.use ?? null, heldReason: held?.destination.pausedReason ?? null };
     });
-    return c.json({ ...page, items });
+    return c.json({ ...page, items } satisfies TasksAnswer);
   });
 
   app.get('/:id', async (c) => c.json(await view(c.req.param('id'))));

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import type { AlertTest, Alerts, Bulk, Deliveries, Delivery, Destinations, StatsAnswer, Task, Tasks } from './answers.ts';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
@@ -37,7 +38,21 @@ function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => 
   };
 }
 
-const page = (o: { limit?: number; cursor?: string; order?: string }) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
+/** What `paging` adds to a command's options. */
+interface Paging {
+  limit?: number;
+  cursor?: string;
+  order?: string;
+}
+
+/** What the filters of a list or a bulk decision read as, once commander has parsed them (a type: checkScope reads it by key). */
+type Filters = {
+  state?: string[];
+  source?: string;
+  action?: string;
+};
+
+const page = (o: Paging) => ({ limit: o.limit, cursor: o.cursor, order: o.order });
 const paging = (command: Command) =>
   command
     .addOption(new Option('--limit <n>', 'how many (1–500, default 50)').argParser(wholeNumber(1, 500, 'a whole number from 1 to 500')))
@@ -119,8 +134,8 @@ export function addAdminCommands(program: Command): void {
       .option('--event-id <id>')
       .option('--delivery-id <id>', "the sender's delivery ID"),
   ).action(
-    run(async (c, o: any) => {
-      const answer = await call(c, 'GET', `/api/deliveries${query({ source: o.source, decision: o.decision, eventId: o.eventId, deliveryId: o.deliveryId, ...page(o) })}`);
+    run(async (c, o: Paging & { source?: string; decision?: string; eventId?: string; deliveryId?: string }) => {
+      const answer = await call<Deliveries>(c, 'GET', `/api/deliveries${query({ source: o.source, decision: o.decision, eventId: o.eventId, deliveryId: o.deliveryId, ...page(o) })}`);
       return { answer, text: views.deliveriesView(answer) };
     }),
   );
@@ -133,30 +148,31 @@ export function addAdminCommands(program: Command): void {
       .option('--action <id>')
       .option('--owner <name>'),
   ).action(
-    run(async (c, o: any) => {
+    run(async (c, o: Paging & Filters & { attention?: boolean; owner?: string }) => {
       if (o.attention) checkAttentionStates(o.state);
       const filter = { attention: o.attention ? 'true' : undefined, state: o.state?.join(','), source: o.source, action: o.action, owner: o.owner };
       // The attention queue oldest first, as the dashboard lists it: the task waiting longest is the most urgent.
       const order = o.order ?? (o.attention ? 'asc' : undefined);
-      const answer = await call(c, 'GET', `/api/tasks${query({ ...filter, ...page({ ...o, order }) })}`);
+      const answer = await call<Tasks>(c, 'GET', `/api/tasks${query({ ...filter, ...page({ ...o, order }) })}`);
       return { answer, text: views.tasksView(answer) };
     }),
   );
 
-  const fetchOne = (c: Connection, id: string) =>
-    id.startsWith('d_') ? call(c, 'GET', `/api/deliveries/${encodeURIComponent(id)}`) : call(c, 'GET', `/api/tasks/${encodeURIComponent(id)}`);
-
   // explain is show in fewer words: both print the same API answer under --json.
   for (const [name, what, ofDelivery, ofTask] of [
     ['show', 'a delivery (d_…) or a task (t_…) in full: decision, attempts, operator actions', views.deliveryView, views.taskView],
-    ['explain', 'why a delivery was decided as it was, or what a task waits for', (d: any) => d.explanation, views.taskExplanation],
+    ['explain', 'why a delivery was decided as it was, or what a task waits for', (d: Delivery) => d.explanation, views.taskExplanation],
   ] as const) {
     adminCommand(program, name, what)
       .argument('<id>')
       .action(
         run(async (c, id: string) => {
-          const answer = await fetchOne(c, id);
-          return { answer, text: id.startsWith('d_') ? ofDelivery(answer) : ofTask(answer) };
+          if (id.startsWith('d_')) {
+            const answer = await call<Delivery>(c, 'GET', `/api/deliveries/${encodeURIComponent(id)}`);
+            return { answer, text: ofDelivery(answer) };
+          }
+          const answer = await call<Task>(c, 'GET', `/api/tasks/${encodeURIComponent(id)}`);
+          return { answer, text: ofTask(answer) };
         }),
       );
   }
@@ -169,8 +185,8 @@ export function addAdminCommands(program: Command): void {
       .argument('<task>')
       .addOption(note())
       .action(
-        run(async (c, id: string, o: any) => {
-          const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
+        run(async (c, id: string, o: { note: string }) => {
+          const answer = await call<Task>(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note });
           return { answer, text: views.taskExplanation(answer) };
         }),
       );
@@ -181,8 +197,8 @@ export function addAdminCommands(program: Command): void {
     .addOption(new Option('--reference <ref>', 'what the downstream calls the effect').makeOptionMandatory())
     .addOption(note())
     .action(
-      run(async (c, id: string, o: any) => {
-        const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/resolve`, { reference: o.reference, note: o.note });
+      run(async (c, id: string, o: { reference: string; note: string }) => {
+        const answer = await call<Task>(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/resolve`, { reference: o.reference, note: o.note });
         return { answer, text: views.taskExplanation(answer) };
       }),
     );
@@ -200,14 +216,14 @@ export function addAdminCommands(program: Command): void {
       .option('--dry-run', 'bulk: count the tasks it would change, and change nothing');
     if (kind === 'replay') command.addOption(afterOption());
     command.action(
-      run(async (c, id: string | undefined, o: any) => {
+      run(async (c, id: string | undefined, o: Filters & { note: string; dryRun?: boolean; after?: string }) => {
         checkScope(kind, id, o);
         if (id !== undefined) {
-          const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note, after: seenReplay(o.after) });
+          const answer = await call<Task>(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/${kind}`, { note: o.note, after: seenReplay(o.after) });
           return { answer, text: kind === 'replay' ? `replayed as ${answer.id}\n${views.taskExplanation(answer)}` : views.taskExplanation(answer) };
         }
         if (o.after !== undefined) throw new CliError('--after guards the replay of one task: name the task, or drop --after', EXIT.usage, 'usage');
-        const answer = await call(c, 'POST', `/api/tasks/bulk/${kind}`, {
+        const answer = await call<Bulk>(c, 'POST', `/api/tasks/bulk/${kind}`, {
           state: o.state,
           source: o.source,
           action: o.action,
@@ -225,16 +241,16 @@ export function addAdminCommands(program: Command): void {
     .option('--none', 'nobody')
     .option('--note <text>')
     .action(
-      run(async (c, id: string, owner: string | undefined, o: any) => {
+      run(async (c, id: string, owner: string | undefined, o: { none?: boolean; note?: string }) => {
         if (!owner && !o.none) throw new CliError('name an owner, or pass --none', EXIT.usage, 'usage');
-        const answer = await call(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/assign`, { owner: o.none ? null : owner, note: o.note });
+        const answer = await call<Task>(c, 'POST', `/api/tasks/${encodeURIComponent(id)}/assign`, { owner: o.none ? null : owner, note: o.note });
         return { answer, text: views.taskExplanation(answer) };
       }),
     );
 
   adminCommand(program, 'destinations', 'downstream origins: open, cooling down, or paused after a 401/403').action(
     run(async (c) => {
-      const answer = await call(c, 'GET', '/api/destinations');
+      const answer = await call<Destinations>(c, 'GET', '/api/destinations');
       return { answer, text: views.destinationsView(answer) };
     }),
   );
@@ -243,8 +259,8 @@ export function addAdminCommands(program: Command): void {
     .argument('<origin>', 'e.g. https://crm.example')
     .addOption(note())
     .action(
-      run(async (c, origin: string, o: any) => {
-        const answer = await call(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
+      run(async (c, origin: string, o: { note: string }) => {
+        const answer = await call<Destinations>(c, 'POST', `/api/destinations/${encodeURIComponent(origin)}/resume`, { note: o.note });
         return { answer, text: views.destinationsView(answer) };
       }),
     );
@@ -252,8 +268,8 @@ export function addAdminCommands(program: Command): void {
   const alerts = paging(adminCommand(program, 'alerts', 'the alerts configured, where their conditions stand, and the messages sent'))
     .option('--alert <name>', 'only the messages of this alert')
     .action(
-      run(async (c, o: any) => {
-        const answer = await call(c, 'GET', `/api/alerts${query({ alert: o.alert, ...page(o) })}`);
+      run(async (c, o: Paging & { alert?: string }) => {
+        const answer = await call<Alerts>(c, 'GET', `/api/alerts${query({ alert: o.alert, ...page(o) })}`);
         return { answer, text: views.alertsView(answer) };
       }),
     );
@@ -261,14 +277,14 @@ export function addAdminCommands(program: Command): void {
     .argument('<name>', 'an alert from the config')
     .action(
       run(async (c, name: string) => {
-        const answer: any = await call(c, 'POST', `/api/alerts/${encodeURIComponent(name)}/test`, {});
+        const answer = await call<AlertTest>(c, 'POST', `/api/alerts/${encodeURIComponent(name)}/test`, {});
         return { answer, text: `test message ${answer.id} queued for ${name}; see it with: oncehook show ${answer.id}` };
       }),
     );
 
   adminCommand(program, 'stats', 'events, duplicates by kind, attempts, confirmed effects, unresolved work and its age').action(
     run(async (c) => {
-      const answer = await call(c, 'GET', '/api/stats');
+      const answer = await call<StatsAnswer>(c, 'GET', '/api/stats');
       return { answer, text: views.statsView(answer) };
     }),
   );

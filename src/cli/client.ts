@@ -24,8 +24,11 @@ export interface Connection {
   token: string | undefined;
 }
 
-/** Calls the admin API and returns its JSON; every failure becomes a CliError with the API's own message. */
-export async function call(connection: Connection, method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+/**
+ * Calls the admin API and returns its JSON, read as `Answer` (answers.ts: the type the route builds); every failure
+ * becomes a CliError with the API's own message.
+ */
+export async function call<Answer>(connection: Connection, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
   if (!connection.token) throw new CliError('no admin token: set ONCEHOOK_ADMIN_TOKEN or pass --token', EXIT.usage, 'no_token');
   const target = new URL(path, connection.url);
   let response: Response;
@@ -40,16 +43,18 @@ export async function call(connection: Connection, method: 'GET' | 'POST', path:
     throw new CliError(`cannot reach oncehook at ${connection.url}: ${cause} (set ONCEHOOK_URL or pass --url)`, EXIT.usage, 'unreachable');
   }
   const text = await response.text();
-  let json: any = null;
+  let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
     throw new CliError(`${method} ${target} answered ${response.status} with something other than JSON: is --url oncehook?`, EXIT.usage, 'not_oncehook');
   }
-  if (response.ok) return json;
-  const answered: ErrorBody = json?.error?.code
-    ? json
-    : { error: { code: `http_${response.status}`, message: json?.error?.message ?? `${response.status} ${response.statusText}` } };
+  if (response.ok) return json as Answer;
+  // Any JSON at all: a proxy's error page may be JSON of another shape, or a bare string.
+  const said = json as { error?: Partial<ErrorBody['error']> } | null;
+  const answered: ErrorBody = said?.error?.code
+    ? (said as ErrorBody)
+    : { error: { code: `http_${response.status}`, message: said?.error?.message ?? `${response.status} ${response.statusText}` } };
   const { code, message } = answered.error;
   if (response.status === 401 || response.status === 403) {
     // oncehook's token_refused says so itself; any other refusal (a proxy's, say) is told what it means here.

@@ -12,8 +12,8 @@ import { foreignScheme, LOG_LEVELS, logLevel, POSTGRES_URL_FORM, urlOption, whol
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
-// gateway, the database drivers and the config schema to load (measured: an admin command started in 1.8 s
-// with them, 0.6 s without).
+// gateway, the database drivers and the config schema to load, which were two thirds of its start
+// (docs/performance-history.md).
 
 const DEFAULT_CONFIG = './oncehook.config.json';
 const DEFAULT_DATA_DIR = './.oncehook';

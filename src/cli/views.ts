@@ -1,10 +1,11 @@
 import { heldWords, ledgerName, originUses, strandedWords } from '../api/explain.ts';
+import type { Alerts, Bulk, Deliveries, Delivery, Destinations, StatsAnswer, Task, Tasks } from './answers.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
 
-export function deliveriesView(page: any): string {
-  const rows = page.items.map((d: any) => [d.id, age(d.receivedAt), d.source, d.decision, d.eventId, d.deliveryId]);
+export function deliveriesView(page: Deliveries): string {
+  const rows = page.items.map((d) => [d.id, age(d.receivedAt), d.source, d.decision, d.eventId, d.deliveryId]);
   return withNext(table(['ID', 'AGE', 'SOURCE', 'DECISION', 'EVENT', 'DELIVERY ID'], rows, 40), page);
 }
 
@@ -16,35 +17,37 @@ const BY_REPLAY: Record<string, string> = {
   replay: 'a replay in its replay tree has not finished; another now would be one more effect',
 };
 
-export function tasksView(page: any): string {
-  const reason = (t: any) =>
+type Listed = Tasks['items'][number];
+
+export function tasksView(page: Tasks): string {
+  const reason = (t: Listed) =>
     t.heldBy ? heldWords({ origin: t.heldBy, use: t.heldFor ?? 'send', reason: null }) : t.strandedBy ? strandedWords(t.strandedBy).short : (t.lastError ?? t.resultReference);
   // First, so that a long error cut to the column's width never hides it.
-  const why = (t: any) => [t.bodyPurged ? PURGED : null, reason(t)].filter(Boolean).join('; ') || null;
-  const rows = page.items.map((t: any) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), why(t)]);
+  const why = (t: Listed) => [t.bodyPurged ? PURGED : null, reason(t)].filter(Boolean).join('; ') || null;
+  const rows = page.items.map((t) => [t.id, t.state, `${t.source}/${t.action}`, t.attempts, t.owner, age(t.createdAt), why(t)]);
   // The pauses' reasons go under the table, once per origin: in a row they would be cut to the column's width.
-  const pauseReasons = new Map<string, string>(page.items.filter((t: any) => t.heldBy && t.heldReason).map((t: any) => [t.heldBy, t.heldReason]));
+  const pauseReasons = new Map(page.items.flatMap((t) => (t.heldBy && t.heldReason ? [[t.heldBy, t.heldReason] as const] : [])));
   const pauses = [...pauseReasons].map(([origin, why]) => `${origin} is paused: ${why}`);
   const listed = table(['ID', 'STATE', 'ACTION', 'SENDS', 'OWNER', 'AGE', 'WHY / REFERENCE'], rows, 50);
   return withNext([listed, ...(pauses.length > 0 ? ['', ...pauses] : [])].join('\n'), page);
 }
 
-function withNext(text: string, page: any): string {
+function withNext(text: string, page: { items: unknown[]; hasMore: boolean; nextCursor: string | null }): string {
   if (page.items.length === 0) return '(none)';
   return page.hasMore ? `${text}\n\nmore: --cursor ${page.nextCursor}` : text;
 }
 
 const taskCount = (n: number) => `${n} task${n === 1 ? '' : 's'}`;
 
-export function bulkView(answer: any): string {
+export function bulkView(answer: Bulk): string {
   const reasons = [
     answer.skippedBodyPurged > 0 ? `${taskCount(answer.skippedBodyPurged)} skipped: ${PURGED}` : null,
     answer.skippedByReplay > 0 ? `${taskCount(answer.skippedByReplay)} skipped: ${BY_REPLAY[answer.kind]}` : null,
-    answer.transformAgain > 0 ? `${taskCount(answer.transformAgain)} failed at their transform, computed again first` : null,
+    answer.transformAgain ? `${taskCount(answer.transformAgain)} failed at their transform, computed again first` : null,
     answer.skippedTransformFailed > 0
       ? answer.kind === 'replay'
         ? `${taskCount(answer.skippedTransformFailed)} skipped: failed at their transform and never sent (retry them)`
-        : `${taskCount(answer.skippedTransformFailed)} skipped: their transform failed again (${answer.transformErrors?.[0]?.error ?? 'see the task'})`
+        : `${taskCount(answer.skippedTransformFailed)} skipped: their transform failed again (${(!answer.dryRun && answer.transformErrors?.[0]?.error) || 'see the task'})`
       : null,
   ].filter((reason) => reason !== null);
   const skipped = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
@@ -53,7 +56,7 @@ export function bulkView(answer: any): string {
     : `${answer.kind}: ${taskCount(answer.count)} changed${skipped}${answer.count > 0 ? `\n${answer.tasks.join('\n')}` : ''}`;
 }
 
-export function deliveryView(view: any): string {
+export function deliveryView(view: Delivery): string {
   return [
     view.explanation,
     '',
@@ -67,18 +70,18 @@ export function deliveryView(view: any): string {
       ['matched', view.matched?.id],
       ['body', `${view.bodyBytes} bytes, sha256 ${view.bodySha256}`],
     ]),
-    ...(view.tasks.length > 0 ? ['', table(['TASK', 'ACTION', 'STATE', 'REFERENCE / ERROR'], view.tasks.map((t: any) => [t.id, t.action, t.state, t.resultReference ?? t.lastError]))] : []),
-    ...(view.skipped?.length > 0 ? ['', table(['NO TASK FOR', 'WHY', 'WHAT DID NOT MATCH'], view.skipped.map((s: any) => [s.action, s.reason, s.detail]))] : []),
-    ...(view.repeats.length > 0 ? ['', `repeated by: ${view.repeats.map((r: any) => `${r.id} (${r.decision})`).join(', ')}`] : []),
+    ...(view.tasks.length > 0 ? ['', table(['TASK', 'ACTION', 'STATE', 'REFERENCE / ERROR'], view.tasks.map((t) => [t.id, t.action, t.state, t.resultReference ?? t.lastError]))] : []),
+    ...(view.skipped?.length > 0 ? ['', table(['NO TASK FOR', 'WHY', 'WHAT DID NOT MATCH'], view.skipped.map((s) => [s.action, s.reason, s.detail]))] : []),
+    ...(view.repeats.length > 0 ? ['', `repeated by: ${view.repeats.map((r) => `${r.id} (${r.decision})`).join(', ')}`] : []),
   ].join('\n');
 }
 
-export function taskExplanation(task: any): string {
+export function taskExplanation(task: Pick<Task, 'summary' | 'nextDecision' | 'allowedActions'>): string {
   return [task.summary, ...(task.nextDecision ? [`next: ${task.nextDecision}`] : []), ...(task.allowedActions.length > 0 ? [`allowed: ${task.allowedActions.join(', ')}`] : [])].join('\n');
 }
 
-export function taskView(task: any): string {
-  const attempts = task.ledger.map((a: any) => [
+export function taskView(task: Task): string {
+  const attempts = task.ledger.map((a) => [
     ledgerName(a),
     age(a.startedAt),
     a.responseStatus,
@@ -86,7 +89,7 @@ export function taskView(task: any): string {
     a.durationMs === null ? null : `${a.durationMs}ms`,
     a.reference ?? a.error,
   ]);
-  const actions = task.operatorActions.map((o: any) => [o.kind, age(o.createdAt), o.actor, cut(o.note, 60)]);
+  const actions = task.operatorActions.map((o) => [o.kind, age(o.createdAt), o.actor, cut(o.note, 60)]);
   return [
     taskExplanation(task),
     '',
@@ -102,9 +105,9 @@ export function taskView(task: any): string {
       ['body', task.bodyPurged ? `${PURGED}: it cannot be sent again` : `stored, ${task.bodyBytes} bytes, sha256 ${task.bodySha256}`],
       ['transform error', task.transformError],
       ['request', task.request ? `${task.request.method} ${task.request.url}` : null],
-      ['headers', task.request?.headers.length > 0 ? `${task.request.headers.join(', ')} (values not shown)` : null],
+      ['headers', task.request && task.request.headers.length > 0 ? `${task.request.headers.join(', ')} (values not shown)` : null],
       ['replay of', task.replayOf],
-      ['replays', task.replays.map((r: any) => r.id).join(', ') || null],
+      ['replays', task.replays.map((r) => r.id).join(', ') || null],
       ['created', `${task.createdAt} (${age(task.createdAt)} ago)`],
     ]),
     ...(task.body ? ['', `${task.transformError ? 'the delivery\'s bytes, kept for the transform' : 'sends'}:`, bodyText(task.body)] : []),
@@ -122,21 +125,21 @@ function bodyText(body: { text: string; truncated: boolean }): string {
   return cut ? `${body.text.slice(0, BODY_LINES)}… (cut; --json shows more)` : body.text;
 }
 
-export function statsView(stats: any): string {
+export function statsView(stats: StatsAnswer): string {
   return [
     fields([
       ['events', stats.events],
       ['deliveries', stats.deliveries],
-      ...Object.entries(stats.decisions).map(([decision, n]) => [`  ${decision}`, n as number] as [string, number]),
+      ...Object.entries(stats.decisions).map(([decision, n]): [string, number] => [`  ${decision}`, n]),
       ['confirmed effects', stats.confirmedEffects],
       ['unresolved tasks', `${stats.unresolved.count} (oldest ${seconds(stats.unresolved.oldestAgeSeconds)})`],
       ['needing a person', `${stats.needsAttention.count} (oldest ${seconds(stats.needsAttention.oldestAgeSeconds)})`],
       ['paused destinations', stats.pausedDestinations],
     ]),
     '',
-    table(['STATE', 'TASKS', 'OLDEST'], stats.tasks.map((s: any) => [s.state, s.count, seconds(s.oldestAgeSeconds)])),
+    table(['STATE', 'TASKS', 'OLDEST'], stats.tasks.map((s) => [s.state, s.count, seconds(s.oldestAgeSeconds)])),
     '',
-    table(['ATTEMPT CLASS', 'COUNT'], Object.entries(stats.attempts).map(([k, n]) => [k, n as number])),
+    table(['ATTEMPT CLASS', 'COUNT'], Object.entries(stats.attempts)),
   ].join('\n');
 }
 
@@ -145,8 +148,8 @@ function waitingFor(d: { waiting?: number; waitingLookups?: number }): string | 
   return d.waitingLookups ? `${d.waiting ?? 0} + ${d.waitingLookups} lookups` : d.waiting;
 }
 
-export function destinationsView(answer: any): string {
-  const limits = (d: any) =>
+export function destinationsView(answer: Destinations): string {
+  const limits = (d: Destinations['items'][number]) =>
     d.limit === null
       ? null
       : [d.limit.perSecond === null ? null : `${d.limit.perSecond}/s burst ${d.limit.burst}`, d.limit.maxInFlight === null ? null : `${d.limit.maxInFlight} at once`]
@@ -154,15 +157,15 @@ export function destinationsView(answer: any): string {
           .join(', ');
   return table(
     ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'LIMITS', 'IN FLIGHT', 'WAITING', 'REASON'],
-    answer.items.map((d: any) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, originUses(d), limits(d), d.inFlight, waitingFor(d), d.pausedReason]),
+    answer.items.map((d) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, originUses(d), limits(d), d.inFlight, waitingFor(d), d.pausedReason]),
   );
 }
 
-export function alertsView(answer: any): string {
-  const conditions = answer.alerts.flatMap((a: any) =>
-    a.conditions.map((c: any) => [a.name, `${a.format} → ${a.destination}`, c.condition, c.open ? 'open' : 'clear', c.lastSentAt ? age(c.lastSentAt) : null, c.messages]),
+export function alertsView(answer: Alerts): string {
+  const conditions = answer.alerts.flatMap((a) =>
+    a.conditions.map((c) => [a.name, `${a.format} → ${a.destination}`, c.condition, c.open ? 'open' : 'clear', c.lastSentAt ? age(c.lastSentAt) : null, c.messages]),
   );
-  const messages = answer.items.map((m: any) => [m.id, age(m.createdAt), m.alert, m.type, m.condition, m.state, m.attempts, m.lastError]);
+  const messages = answer.items.map((m) => [m.id, age(m.createdAt), m.alert, m.type, m.condition, m.state, m.attempts, m.lastError]);
   return [
     conditions.length > 0 ? table(['ALERT', 'SENT TO', 'CONDITION', 'NOW', 'LAST SENT', 'MESSAGES'], conditions) : 'no alert is configured',
     '',

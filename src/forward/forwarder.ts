@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS } from '../defaults.ts';
 import type { Logger } from '../log.ts';
@@ -9,7 +8,7 @@ import type { Metrics } from '../metrics.ts';
 import { outageLog, type OutageLog } from '../outage-log.ts';
 import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import { CLAIM_MODES, claimLimited, claimTasks, nextDueInMs, reclaimExpiredLeases, type ClaimedTask } from '../store/atomic/claim.ts';
-import { finishAttempts, notifyIfWaiting, type AttemptFinish } from '../store/atomic/finish.ts';
+import { finishAttempts, type AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db, Store, WriteLane } from '../store/connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
 import { GroupCommit } from '../store/group-commit.ts';
@@ -17,6 +16,7 @@ import { onLane, type Stall } from '../store/lane.ts';
 import { runAttempt } from './attempt.ts';
 import { Pools } from './pools.ts';
 import { Routes, type Route } from './routes.ts';
+import { SlotNotices } from './slot-notices.ts';
 
 export interface ForwarderOptions {
   /** Attempts in flight at once in this process. */
@@ -39,13 +39,6 @@ const MIN_WAIT_MS = 10;
  * is plenty; looking on every pass (one after each finished attempt) cost a statement per task under load.
  */
 const RECLAIM_EVERY_MS = 250;
-
-/**
- * A freed slot of a `maxInFlight` origin is told to the other instances at most this often by one process: each
- * notification wakes every worker of every instance to claim, and one that a later finish would have sent a few
- * milliseconds later carries its news too.
- */
-const SLOT_NOTIFY_EVERY_MS = 5;
 
 /** Finished attempts written in one transaction at most. */
 const FINISHES_PER_BATCH = 128;
@@ -106,11 +99,8 @@ export class Forwarder {
   /** The last claim found fewer due tasks than it had slots for: a freed slot has nothing to refill. */
   #drained = false;
   #unlisten: (() => Promise<void>) | undefined;
-  /** For each origin a `maxInFlight` limits, the claims (`state:source:action`) its freed slot may let go. */
-  readonly #slotWaiters: ReadonlyMap<string, readonly string[]>;
-  /** The origins whose slots were freed since the last notification, and the notifications' loop while it runs. */
-  readonly #slotsFreed = new Set<string>();
-  #notifyingSlots: Promise<void> | null = null;
+  /** Tells the other instances of a freed `maxInFlight` slot; null on embedded PGlite, which has no others. */
+  readonly #slotNotices: SlotNotices | null;
   readonly #release = new AbortController();
   readonly #outage: OutageLog;
 
@@ -139,7 +129,7 @@ export class Forwarder {
     // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
     setMaxListeners(0, this.#release.signal);
     // Embedded PGlite has one process (its data directory's lock), so one worker: its own finish wakes it (#run).
-    this.#slotWaiters = deps.store.kind === 'postgres' ? slotWaiters(this.#routes) : new Map();
+    this.#slotNotices = deps.store.kind === 'postgres' ? new SlotNotices(deps.store.db, this.#routes) : null;
   }
 
   async start(): Promise<void> {
@@ -189,7 +179,7 @@ export class Forwarder {
     clearTimeout(graceTimer);
     this.#release.abort();
     await attempts;
-    await this.#notifyingSlots;
+    await this.#slotNotices?.settled();
     await this.#pools.close();
   }
 
@@ -310,46 +300,14 @@ export class Forwarder {
     if (full) this.#again = true;
   }
 
-  /**
-   * A finish that freed a slot of a `maxInFlight` origin wakes this worker (#lettingGo), but the slot is every
-   * instance's: a worker of another instance whose claim the limit held back waited for its poll (up to `pollMs`;
-   * 1.4–1.6 s measured at the default 2 s by test/integration/destination-limits-wake.test.ts) though the slot was
-   * free. So the finish, once committed, wakes them all with a NOTIFY on the ingest's channel, whose listeners claim
-   * on any notification (18–31 ms measured) — sent only when a task the origin holds waits (notifyIfWaiting: the
-   * claims are this process's config's, which a deployment's instances share), and at most every
-   * SLOT_NOTIFY_EVERY_MS per process. Not in the finish's own statement: its NOTIFY would serialize the group
-   * commits of every instance, for every finish, needed or not.
-   * The unlimited path runs none of this: an action no destination limits has the plain finish (#run), and
-   * #slotWaiters holds only `maxInFlight` origins, so a rate limit's finish sends nothing either — each worker's
-   * look at the next due time covers its next token. The notifying worker hears its own notification too: one
-   * more look beside the one its finish asked for, which the throttle bounds; telling it apart would take the
-   * payload through Store.listen.
-   */
-  #slotFreedElsewhere(origin: string): void {
-    this.#slotsFreed.add(origin);
-    this.#notifyingSlots ??= this.#notifySlots().finally(() => {
-      this.#notifyingSlots = null;
-    });
-  }
-
-  async #notifySlots(): Promise<void> {
-    while (this.#slotsFreed.size > 0) {
-      const waiting = [...this.#slotsFreed].flatMap((origin) => this.#slotWaiters.get(origin)!);
-      this.#slotsFreed.clear();
-      // A notification lost (the database away) costs the other instances their poll's wait, no more.
-      await notifyIfWaiting(this.#deps.store.db, [...new Set(waiting)]).catch(() => {});
-      await sleep(SLOT_NOTIFY_EVERY_MS);
-    }
-  }
-
   /** A finish that wakes this worker once committed and, when it frees a `maxInFlight` slot, the other instances'. */
   #lettingGo(task: ClaimedTask, route: Route): (f: AttemptFinish) => Promise<boolean> {
     const origin = task.mode === CLAIM_MODES.lookup ? route.lookup!.destination : route.destination;
-    const tellOthers = this.#slotWaiters.has(origin);
+    const notices = this.#slotNotices?.tells(origin) ? this.#slotNotices : null;
     return (f) =>
       this.#finish(f).finally(() => {
         this.wake();
-        if (tellOthers) this.#slotFreedElsewhere(origin);
+        notices?.freed(origin);
       });
   }
 
@@ -384,20 +342,4 @@ export class Forwarder {
       this.#inFlight.add(running);
     }
   }
-}
-
-/** For each origin a `maxInFlight` limits, the claims its freed slot may let go: its limited groups' routes, by state. */
-function slotWaiters(routes: Routes): Map<string, string[]> {
-  const waiters = new Map<string, string[]>();
-  for (const group of routes.limitedGroups) {
-    for (const limit of group.limits) {
-      if (limit.maxInFlight === null) continue;
-      const claims = waiters.get(limit.origin) ?? [];
-      for (const route of group.routes) {
-        for (const state of route.states ?? [TASK_STATES.pending, TASK_STATES.outcomeUnknown]) claims.push(`${state}:${route.source}:${route.action}`);
-      }
-      waiters.set(limit.origin, claims);
-    }
-  }
-  return waiters;
 }

@@ -12,8 +12,8 @@ interface Prepared {
  * describe, execute, sync — so each call parses, analyses and plans the text afresh; on the embedded
  * gateway the hot statements (ingest's batch, the claim, the finish, the next due time) ran ~1.4 times per
  * delivery, and their parse and bind were a third of their time. A statement marked `PREPARED` is parsed
- * once here under a name, and then sent as bind, describe, execute and sync in one call. Measured alone, in
- * memory: 515–715 µs a statement through `query`, 203–246 µs prepared.
+ * once here under a name, and then sent as bind, describe, execute and sync in one call, which took well under
+ * half the time (docs/performance-history.md).
  *
  * The same locks as `query` (PGlite's transaction lock, then its query lock), the same serializers,
  * parsers and errors; notifications are delivered to listeners as usual. Inside a transaction drizzle runs

@@ -11,9 +11,7 @@ export const ATTEMPTS_BY_CLASS: Counted = { table: sql`attempts`, at: sql`starte
 
 /**
  * Attempts by class per bucket of `window`, for the dashboard's home page, through attempts_started_idx (BRIN,
- * migration 0017). Measured on PostgreSQL with 3,000,000 attempts over three days (docs/performance.md): the last
- * hour (41,000 rows) 19–27 ms where the whole table was read in 244–519 ms; the last day (990,000 rows) 0.57–0.61
- * s. On PGlite, in slices, 70–81 ms and 1.3–1.5 s.
+ * migration 0017), so the cost follows the window's rows, not the table's (the figures: docs/performance.md).
  */
 export function attemptsOverTime(store: Store, window: Window): Promise<Series> {
   return countByBucket(store, ATTEMPTS_BY_CLASS, window);

@@ -39,12 +39,15 @@ describe('what a held task and a lookup origin read as', () => {
   });
 
   it('shows both in the CLI', () => {
-    const task = { id: 't_1', state: 'outcome_unknown', source: 'shop', action: 'crm', attempts: 1, owner: null, createdAt: new Date().toISOString() };
-    const held = { ...task, heldBy: 'https://search.example', heldFor: 'lookup', heldReason: "401 refused oncehook's lookup", lastError: 'timed out' };
-    expect(tasksView({ items: [held], hasMore: false })).toMatch(
+    const at = new Date().toISOString();
+    // A task as GET /api/tasks lists it.
+    const task = { id: 't_1', state: 'outcome_unknown', source: 'shop', action: 'crm', eventId: 'e_1', topic: null, attempts: 1, lookups: 0, owner: null };
+    const row = { ...task, firstAttemptAt: at, resultReference: null, replayOf: null, bodyPurged: false, strandedBy: null, createdAt: at, updatedAt: at };
+    const held = { ...row, heldBy: 'https://search.example', heldFor: 'lookup' as const, heldReason: "401 refused oncehook's lookup", lastError: 'timed out' };
+    expect(tasksView({ items: [held], hasMore: false, nextCursor: null })).toMatch(
       /^t_1 .* held: lookups at https:\/\/search\.example are paused\n\nhttps:\/\/search\.example is paused: 401 refused oncehook's lookup$/m,
     );
-    const origin = { origin: 'https://search.example', status: 'open', pausedAt: null, actions: [], lookups: ['shop/crm'], limit: null, inFlight: 0, waiting: 0, waitingLookups: 2, pausedReason: null };
+    const origin = { origin: 'https://search.example', status: 'open' as const, pausedAt: null, cooldownUntil: null, actions: [], lookups: ['shop/crm'], limit: null, inFlight: 0, tokens: null, waiting: 0, waitingLookups: 2, pausedReason: null };
     expect(destinationsView({ items: [origin] })).toMatch(/^https:\/\/search\.example\s+open\s+—\s+shop\/crm \(lookup\)\s+—\s+0\s+0 \+ 2 lookups/m);
   });
 });

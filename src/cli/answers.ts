@@ -1,0 +1,24 @@
+import type { AlertsAnswer, AlertTestAnswer } from '../api/alerts.ts';
+import type { BulkOutcome } from '../api/bulk.ts';
+import type { DeliveriesAnswer, DeliveryAnswer } from '../api/deliveries.ts';
+import type { DestinationsAnswer } from '../api/destinations.ts';
+import type { TaskAnswer, TasksAnswer } from '../api/tasks.ts';
+import type { Stats } from '../store/queries/stats.ts';
+
+/**
+ * The admin API's answers as the CLI reads them: the types the routes build, as JSON carries them. Types only, so
+ * an admin command still loads none of the gateway's code (main.ts).
+ */
+
+/** A value as it arrives in JSON: a Date as its ISO string (its toJSON), everything else as it was. */
+export type Json<T> = T extends Date ? string : T extends readonly (infer U)[] ? Json<U>[] : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
+
+export type Deliveries = Json<DeliveriesAnswer>;
+export type Delivery = Json<DeliveryAnswer>;
+export type Tasks = Json<TasksAnswer>;
+export type Task = Json<TaskAnswer>;
+export type Bulk = Json<BulkOutcome>;
+export type Destinations = Json<DestinationsAnswer>;
+export type Alerts = Json<AlertsAnswer>;
+export type AlertTest = Json<AlertTestAnswer>;
+export type StatsAnswer = Json<Stats>;
