@@ -61,12 +61,16 @@ export class Evaluator {
   #done: ((leftover: Pending[], died: boolean) => void) | undefined;
   #onReady: () => void;
   #onGone: () => void;
+  /** Settles once the child can evaluate, or has ended without being able to. */
+  readonly started: Promise<void>;
+  #started!: () => void;
 
   /** `onReady` once the child can evaluate; `onGone` once it has exited, before what it held is answered or handed back. */
   constructor(limits: EvaluatorLimits, events: { onReady: () => void; onGone: () => void }) {
     this.#limits = limits;
     this.#onReady = events.onReady;
     this.#onGone = events.onGone;
+    this.started = new Promise((resolve) => (this.#started = resolve));
     const ts = CHILD.pathname.endsWith('.ts');
     const args = ts ? ['-e', BOOT, createRequire(import.meta.url).resolve('tsx/cjs/api'), fileURLToPath(CHILD)] : [fileURLToPath(CHILD)];
     this.#child = spawn(process.execPath, [`--max-old-space-size=${limits.memoryMb}`, '--max-semi-space-size=2', ...args], {
@@ -132,6 +136,7 @@ export class Evaluator {
     if ('evaluated' in message) return this.#clock(false);
     if ('ready' in message) {
       this.#ready = true;
+      this.#started();
       this.#onReady();
       if (this.#held.length > 0) this.#send();
       return;
@@ -174,6 +179,7 @@ export class Evaluator {
 
   #exited(code: number | null, signal: NodeJS.Signals | null): void {
     this.#gone = true;
+    this.#started();
     this.#onGone();
     const held = this.#held.splice(0);
     if (held.length === 0) return this.#finish([], true);

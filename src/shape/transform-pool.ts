@@ -55,9 +55,10 @@ export class TransformPool {
   }
 
   /** Starts one child ahead of the first transform, so that no delivery waits for a process to start. */
-  warm(): void {
+  warm(): Promise<void> {
     const [slot] = this.#slots;
     if (slot && !slot.evaluator && !this.#closed) slot.evaluator = this.#start(slot);
+    return slot?.evaluator?.started ?? Promise.resolve();
   }
 
   /** `startBy`: the latest `performance.now()` the evaluation may begin at. */

@@ -29,7 +29,7 @@ export class Transforms {
         this.#byAction.set(key(source, action), compiled.transform);
       }
     }
-    if (this.#byAction.size > 0) warmTransforms();
+    if (this.#byAction.size > 0) void warmTransforms();
   }
 
   /**
