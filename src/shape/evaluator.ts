@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { fail, type Shaped } from './transform-result.ts';
 
@@ -39,8 +40,12 @@ export const LATE = 'the transform could not start before the delivery had to be
 // line of CommonJS, as tsx's import hooks would run in one more thread of the child's own.
 const CHILD = new URL(`./transform-child${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 const BOOT = 'const [tsx, child] = process.argv.slice(1); require(tsx).register(); require(child);';
+/** How long a child may take to start, many times what it takes on a busy machine. */
+const START_MS = 30_000;
 /** How long a batch may take to reach its child, or a body to come back: many times what even the largest needs. */
 const TRANSFER_MS = 5000;
+/** `nice` of a transform process: ten steps below the gateway, about a tenth of its CPU share when both are busy. */
+const TRANSFORM_NICENESS = 10;
 /** How much of a child's last words its failure quotes. */
 const STDERR_TAIL = 2048;
 
@@ -79,6 +84,15 @@ export class Evaluator {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
+    // Below the gateway's own priority: a runaway evaluation, or a replacement starting, takes CPU from other
+    // transforms before it takes any from receiving and recording. A woken process with little to do still runs at once.
+    if (this.#child.pid !== undefined) {
+      try {
+        setPriority(this.#child.pid, TRANSFORM_NICENESS);
+      } catch {
+        // Not permitted here (a container without the right): the transforms run at the gateway's priority.
+      }
+    }
     this.#child.stderr!.setEncoding('utf8').on('data', (text: string) => (this.#stderr = (this.#stderr + text).slice(-STDERR_TAIL)));
     this.#child.on('message', (message: ChildMessage) => this.#message(message));
     this.#child.on('exit', (code, signal) => this.#exited(code, signal));
@@ -105,7 +119,10 @@ export class Evaluator {
   run(batch: Pending[], done: (leftover: Pending[], died: boolean) => void): void {
     this.#held = batch;
     this.#done = done;
-    if (this.#ready) this.#send();
+    if (this.#ready) return this.#send();
+    // Still starting: a child that never gets ready is killed, and what it holds fails, rather than waiting for ever.
+    this.#since = performance.now();
+    this.#watch(START_MS);
   }
 
   /** Ends the child; with `reason`, what it holds fails with it, else it is handed back unanswered. */
@@ -166,6 +183,7 @@ export class Evaluator {
   #check(): void {
     if (this.#held.length === 0 || this.#gone) return;
     const ranMs = performance.now() - this.#since;
+    if (!this.#ready) return ranMs < START_MS ? this.#watch(START_MS - ranMs) : this.kill(`the transform's process did not start within ${START_MS} ms`);
     const limitMs = this.#evaluating ? this.#limits.timeMs : TRANSFER_MS;
     if (ranMs < limitMs) return this.#watch(limitMs - ranMs);
     const [culprit, ...rest] = this.#held;
