@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { fail, type Shaped } from './transform-result.ts';
 
@@ -44,8 +43,6 @@ const BOOT = 'const [tsx, child] = process.argv.slice(1); require(tsx).register(
 const START_MS = 30_000;
 /** How long a batch may take to reach its child, or a body to come back: many times what even the largest needs. */
 const TRANSFER_MS = 5000;
-/** `nice` of a transform process: ten steps below the gateway, about a tenth of its CPU share when both are busy. */
-const TRANSFORM_NICENESS = 10;
 /** How much of a child's last words its failure quotes. */
 const STDERR_TAIL = 2048;
 
@@ -84,15 +81,6 @@ export class Evaluator {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       serialization: 'advanced',
     });
-    // Below the gateway's own priority: a runaway evaluation, or a replacement starting, takes CPU from other
-    // transforms before it takes any from receiving and recording. A woken process with little to do still runs at once.
-    if (this.#child.pid !== undefined) {
-      try {
-        setPriority(this.#child.pid, TRANSFORM_NICENESS);
-      } catch {
-        // Not permitted here (a container without the right): the transforms run at the gateway's priority.
-      }
-    }
     this.#child.stderr!.setEncoding('utf8').on('data', (text: string) => (this.#stderr = (this.#stderr + text).slice(-STDERR_TAIL)));
     this.#child.on('message', (message: ChildMessage) => this.#message(message));
     this.#child.on('exit', (code, signal) => this.#exited(code, signal));
