@@ -65,8 +65,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const listener = await listen(options.port, options.host ?? '0.0.0.0');
   // Started while the store opens, and waited for before the first delivery: a transform that waits for a process
   // to start may miss its delivery's deadline. A start that fails is the first transform's error to tell.
-  const shapes = role !== 'worker' && Object.values(config.sources).some((source) => Object.values(source.actions).some((action) => action.transform !== undefined));
-  const transformsStarted = shapes ? Promise.race([warmTransforms(), new Promise((resolve) => setTimeout(resolve, TRANSFORM_START_WAIT_MS).unref())]) : Promise.resolve();
+  const shaping = Object.values(config.sources).filter((source) => Object.values(source.actions).some((action) => action.transform !== undefined));
+  const transformsStarted =
+    role !== 'worker' && shaping.length > 0
+      ? Promise.race([warmTransforms(shaping.length), new Promise((resolve) => setTimeout(resolve, TRANSFORM_START_WAIT_MS).unref())])
+      : Promise.resolve();
   const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger }).catch(async (error: unknown) => {
     await listener.close();
     throw error;

@@ -10,8 +10,8 @@ import { fail, type Shaped } from './transform-result.ts';
  * the other evaluator to every other source; more slow sources than evaluators share them in turn.
  *
  * Why not a process per source: processes cost memory (~40 MiB each before any heap), and a thread per source
- * cannot keep a memory limit (evaluator.ts). A pool bounds both by its size, and children are started only when
- * sources need them at once.
+ * cannot keep a memory limit (evaluator.ts). A pool bounds both by its size; the gateway starts a child per source
+ * with transforms, up to the size (`warm`), and a killed one is replaced at once.
  *
  * A job may have a deadline to start by: its delivery's answer must leave in time. One that cannot start by then is
  * answered `late` — at once, when the source's own queue already holds more than its recent evaluations took in
@@ -54,11 +54,14 @@ export class TransformPool {
     this.#slots = Array.from({ length: limits.evaluators }, () => ({ evaluator: null, holder: null, heldSince: 0, jobs: 0 }));
   }
 
-  /** Starts one child ahead of the first transform, so that no delivery waits for a process to start. */
-  warm(): Promise<void> {
-    const [slot] = this.#slots;
-    if (slot && !slot.evaluator && !this.#closed) slot.evaluator = this.#start(slot);
-    return slot?.evaluator?.started ?? Promise.resolve();
+  /**
+   * Starts children ahead of the first transforms, one for each source that has some, up to the pool's size: so that
+   * no delivery waits for a process to start, the first of another source's included.
+   */
+  async warm(sources: number): Promise<void> {
+    const slots = this.#slots.slice(0, Math.max(1, sources));
+    for (const slot of slots) if (!slot.evaluator && !this.#closed) slot.evaluator = this.#start(slot);
+    await Promise.all(slots.map((slot) => slot.evaluator?.started));
   }
 
   /** `startBy`: the latest `performance.now()` the evaluation may begin at. */
@@ -146,17 +149,6 @@ export class TransformPool {
     return free.find((slot) => slot.evaluator?.ready) ?? free.find((slot) => slot.evaluator) ?? free[0];
   }
 
-  /**
-   * Keeps a child ready beside the busy ones while a slot is left, so that a source whose turn comes does not wait
-   * for a process to start: the first to be held starts the second.
-   */
-  #spare(): void {
-    const free = this.#slots.filter((slot) => slot.holder === null);
-    if (free.some((slot) => slot.evaluator)) return;
-    const empty = free[0];
-    if (empty) empty.evaluator = this.#start(empty);
-  }
-
   #dispatch(slot: Slot, owner: string, batch: Queued[]): void {
     const [now, wall] = [performance.now(), Date.now()];
     for (const queued of batch) {
@@ -167,7 +159,6 @@ export class TransformPool {
     }
     Object.assign(slot, { holder: owner, heldSince: now, jobs: batch.length });
     const evaluator = (slot.evaluator ??= this.#start(slot));
-    this.#spare();
     evaluator.run(batch, (leftover, died) => {
       if (this.#closed) {
         for (const queued of leftover as Queued[]) this.#settle(queued, fail('the transform processes were closed'));

@@ -35,10 +35,10 @@ const compiled = new WeakSet<Transform>();
 const pool = new TransformPool(TRANSFORM_LIMITS);
 
 /**
- * Starts a transform process ahead of the first delivery that needs one: a gateway whose actions have transforms
- * does, while it opens its store. Settles when the process is ready, or has failed to start.
+ * Starts transform processes ahead of the first deliveries that need them, one per source with transforms up to the
+ * pool's size: a gateway does while it opens its store. Settles when they are ready, or have failed to start.
  */
-export const warmTransforms = (): Promise<void> => pool.warm();
+export const warmTransforms = (sources: number): Promise<void> => pool.warm(sources);
 // The config check parses each expression and asks JSONata which `$names` are its functions, by evaluating them:
 // JSONata's evaluation is asynchronous, and a context of its own with `microtaskMode: 'afterEvaluate'` settles it
 // inside one synchronous call, as zod's check needs. `$name` cannot run away: no time limit is needed here.

@@ -29,7 +29,8 @@ export class Transforms {
         this.#byAction.set(key(source, action), compiled.transform);
       }
     }
-    if (this.#byAction.size > 0) void warmTransforms();
+    const sources = new Set([...this.#byAction.keys()].map((one) => one.split('\0')[0]));
+    if (sources.size > 0) void warmTransforms(sources.size);
   }
 
   /**

@@ -53,7 +53,7 @@ describe('TransformPool', () => {
   // A source's jobs wait only behind its own: with one evaluator held by the runaways, the other serves the rest.
   it("keeps one source's endless loops from delaying another source", async () => {
     const pool = aPool();
-    await Promise.all([pool.evaluate('fast', '"started"', {}, {}), pool.evaluate('slow', '"started"', {}, {})]);
+    await pool.warm(2);
     const loops = Array.from({ length: 6 }, () => pool.evaluate('slow', LOOP, {}, {}));
     const took: number[] = [];
     for (let i = 0; i < 10; i++) {
