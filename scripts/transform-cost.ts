@@ -1,8 +1,9 @@
 /**
  * `npx tsx scripts/transform-cost.ts`: what an action's `transform` costs per task — a CRM-shaping expression on a
  * ~3 KB Shopify-like order, compiled once and evaluated many times, one at a time and 32 at once (ingest answers many
- * deliveries at once). Beside runTransform (src/shape/transform-thread.ts: a worker thread, one message per turn of
- * the event loop), the designs it replaced or was weighed against, rebuilt here: JSONata in a node:vm context with
+ * deliveries at once). Beside runTransform (src/shape/transform-pool.ts: child processes, a source's jobs of a turn of
+ * the event loop in one message; their CPU is the children's, not counted below), the designs it replaced or was
+ * weighed against, rebuilt here: JSONata in a node:vm context with
  * `timeout`, one call per evaluation (the watchdog thread node:vm starts per call); the same context with the
  * evaluations of a turn in one call under one timeout; the thread with a message per evaluation; and JSONata in the
  * main thread with no limit at all. CPU is the process's, split into user and system time, and the main thread's

@@ -14,6 +14,7 @@ import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-u
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './defaults.ts';
+import { warmTransforms } from './shape/transform.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -51,6 +52,9 @@ function graceOf(timeoutMs: number): number {
   return Math.max(0, timeoutMs - Math.min(5000, timeoutMs / 5));
 }
 
+/** The longest a start waits for its transform process: a machine too busy to start one in this is not waited for. */
+const TRANSFORM_START_WAIT_MS = 10_000;
+
 /**
  * Binds the port, then opens the store, migrates it, and serves: a port that is taken stops the start before the
  * database is touched. Used by `oncehook serve` and by the tests that run it in-process.
@@ -59,6 +63,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const role = options.role ?? 'all';
   const listener = await listen(options.port, options.host ?? '0.0.0.0');
+  // Started while the store opens, and waited for before the first delivery: a transform that waits for a process
+  // to start may miss its delivery's deadline. A start that fails is the first transform's error to tell.
+  const shaping = Object.values(config.sources).filter((source) => Object.values(source.actions).some((action) => action.transform !== undefined));
+  const transformsStarted =
+    role !== 'worker' && shaping.length > 0
+      ? Promise.race([warmTransforms(shaping.length), new Promise((resolve) => setTimeout(resolve, TRANSFORM_START_WAIT_MS).unref())])
+      : Promise.resolve();
   const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger }).catch(async (error: unknown) => {
     await listener.close();
     throw error;
@@ -78,6 +89,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
     signatureFailures = role === 'worker' ? null : new SignatureFailureLog(store, logger, config.limits.writeStallMs, options.signatureFlushMs);
     const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures });
+    await transformsStarted;
     listener.answerWith(app.fetch);
     forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
     await forwarder?.start();

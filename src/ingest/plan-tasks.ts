@@ -2,7 +2,7 @@ import type { Identity } from '../../adapters/types.ts';
 import { jsonKind } from '../../adapters/verify.ts';
 import { HEADER_NAME } from '../config/request.ts';
 import type { ActionConfig, SourceConfig } from '../config/schema.ts';
-import { InputError } from '../errors.ts';
+import { HttpError, InputError } from '../errors.ts';
 import { taskId } from '../ids.ts';
 import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 import type { NewTask } from '../store/atomic/record.ts';
@@ -89,10 +89,15 @@ export interface Plan {
   skipped: SkippedAction[];
 }
 
+/** Seconds a sender is told to wait when its source's transforms are too far behind to answer in time. */
+const TRANSFORM_BUSY_RETRY_SECONDS = 5;
+
 /**
  * One task per action whose `topics` and `filter` admit this delivery, each with an ID derived from source, task
  * key and action, and with its body shaped by the action's transform, if it has one: computed here, once, before
- * anyone approves it or it is sent. The actions that make no task are listed with why.
+ * anyone approves it or it is sent. The actions that make no task are listed with why. A transform that cannot
+ * start by `startBy` (a `performance.now()`: the source's own transforms are too far behind) makes the delivery a
+ * 503 with Retry-After: nothing is recorded, and the sender's retry is planned again.
  */
 export async function planTasks(
   sourceId: string,
@@ -100,7 +105,31 @@ export async function planTasks(
   content: DeliveryContent,
   requestHeaders: Headers,
   transforms: Transforms,
+  startBy?: number,
 ): Promise<Plan> {
+  const named = nameTasks(sourceId, source, content, requestHeaders, true);
+  const planned = await Promise.all(
+    named.tasks.map(async (task): Promise<NewTask> => {
+      const shaped = await transforms.shape(sourceId, task.action, { ...content, taskId: task.id }, startBy);
+      if (shaped === null) return task;
+      if ('late' in shaped) {
+        throw new HttpError(503, 'transform_busy', `the transforms of source "${sourceId}" are too far behind to answer in time; retry later`, {
+          'retry-after': String(TRANSFORM_BUSY_RETRY_SECONDS),
+        });
+      }
+      return 'error' in shaped ? { ...task, state: TASK_STATES.failed, transformError: shaped.error } : { ...task, shaped };
+    }),
+  );
+  return { tasks: planned, skipped: named.skipped };
+}
+
+/**
+ * The tasks a delivery names, without shaping their bodies: for one whose delivery or event key is already
+ * recorded, which creates no task, and whose answer only lists the tasks it names that exist. Its content `filter`
+ * is not run either (`filter` false): an action it would have filtered out names a task that does not exist, unless
+ * another event of the same business task made it. Its `topics` are a string compared, and still decide.
+ */
+export function nameTasks(sourceId: string, source: SourceConfig, content: DeliveryContent, requestHeaders: Headers, filter = false): Plan {
   const { identity } = content;
   // Before the key: a notice lacks the business fields a taskKey names, and refusing it would fail the hook's test.
   if (identity.informational) return { tasks: [], skipped: [] };
@@ -108,25 +137,19 @@ export async function planTasks(
   const skipped: SkippedAction[] = [];
   const admitted: [string, ActionConfig][] = [];
   for (const [action, config] of Object.entries(source.actions)) {
-    const skip = skipOf(action, config, content);
+    const skip = skipOf(action, filter ? config : { ...config, filter: undefined }, content);
     if (skip) skipped.push(skip);
     else admitted.push([action, config]);
   }
   const admittedIds = new Set(admitted.map(([action]) => action));
-  const planned = await Promise.all(
-    admitted.map(async ([action, config]): Promise<NewTask> => {
-      const id = taskId(sourceId, key, action);
-      const task: NewTask = {
-        id,
-        action,
-        state: config.approval === 'required' ? TASK_STATES.awaitingApproval : TASK_STATES.pending,
-        // A step waits only for a sibling this delivery also feeds; waiting for one it never creates would be forever.
-        afterTaskId: config.after !== undefined && admittedIds.has(config.after) ? taskId(sourceId, key, config.after) : null,
-      };
-      const shaped = await transforms.shape(sourceId, action, { ...content, taskId: id });
-      if (shaped === null) return task;
-      return 'error' in shaped ? { ...task, state: TASK_STATES.failed, transformError: shaped.error } : { ...task, shaped };
+  const tasks = admitted.map(
+    ([action, config]): NewTask => ({
+      id: taskId(sourceId, key, action),
+      action,
+      state: config.approval === 'required' ? TASK_STATES.awaitingApproval : TASK_STATES.pending,
+      // A step waits only for a sibling this delivery also feeds; waiting for one it never creates would be forever.
+      afterTaskId: config.after !== undefined && admittedIds.has(config.after) ? taskId(sourceId, key, config.after) : null,
     }),
   );
-  return { tasks: planned.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), skipped };
+  return { tasks: tasks.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), skipped };
 }

@@ -13,8 +13,10 @@ import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
 import type { SignatureFailureLog } from '../alerts/signature-failures.ts';
+import { TRANSFORM_LIMITS } from '../shape/transform.ts';
 import type { Transforms } from '../shape/transforms.ts';
-import { planTasks, type Plan } from './plan-tasks.ts';
+import { KnownReceipts } from './known-receipts.ts';
+import { nameTasks, planTasks, type Plan } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
 import { headerRedactor } from './redact.ts';
 import { UnknownPathLog } from './unknown-paths.ts';
@@ -36,9 +38,21 @@ const BATCH_BYTES = 8 * 1024 * 1024;
 const INGEST_OUTAGE_REPEAT_MS = 10_000;
 
 /** Part of the sender's timeout kept back for the answer to travel: at most a second, a fifth of short budgets. */
+const answerReserveMs = (budgetMs: number) => Math.min(1000, budgetMs / 5);
 function answerDeadline(started: number, budgetMs: number): number {
-  return started + budgetMs - Math.min(1000, budgetMs / 5);
+  return started + budgetMs - answerReserveMs(budgetMs);
 }
+
+/**
+ * The latest a delivery's transforms may start: room left after it for the longest evaluation and for the record,
+ * as much as for the answer. Past it the source's transforms are too far behind, and the delivery is answered 503.
+ */
+function transformStartBy(deadline: number, budgetMs: number): number {
+  return deadline - TRANSFORM_LIMITS.timeMs - answerReserveMs(budgetMs);
+}
+
+/** The longest ingest waits to learn whether a delivery is known, at most a quarter of the sender's timeout. */
+const KNOWN_WAIT_MS = 1000;
 
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
 export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, signatureFailures }: IngestDeps): Hono {
@@ -63,6 +77,14 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
     repeatEveryMs: INGEST_OUTAGE_REPEAT_MS,
   });
   const redactors = new Map([...adapters].map(([id, adapter]) => [id, headerRedactor(adapter.signatureHeaders)]));
+  // Verify, deduplicate, then the rest: a delivery already known runs no filter and no transform. Looked up only for
+  // sources that have either; for the others planning costs less than the look-up.
+  const known = new KnownReceipts(store.db, logger);
+  const looksFirst = new Set(
+    Object.entries(config.sources)
+      .filter(([, source]) => Object.values(source.actions).some((action) => action.transform !== undefined || action.filter !== undefined))
+      .map(([id]) => id),
+  );
   const unknownPaths = new UnknownPathLog(logger);
   /** Counted with the other rejections, and logged a line a minute per path rather than a line per request. */
   const unknownSource = (c: Context, message: string): never => {
@@ -115,12 +137,24 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
         ...(handshake ? { handshake } : {}),
       });
       const events: (Omit<Identity, 'items'> & { body?: Uint8Array })[] = identity.handshake ? [identity] : (identity.items ?? [identity]);
+      const budgetMs = source.ackTimeoutMs ?? adapter.ackTimeoutMs;
+      const deadline = answerDeadline(started, budgetMs);
+      const seen =
+        identity.handshake || !looksFirst.has(sourceId)
+          ? []
+          : await known.check(
+              events.map(({ deliveryId, eventId }) => ({ source: sourceId, deliveryId, eventId })),
+              Math.min(KNOWN_WAIT_MS, budgetMs / 4),
+            );
       const receipts = identity.handshake
         ? [receiptOf(identity, body, { tasks: [], skipped: [] }, true)]
         : await Promise.all(
-            events.map(async (event) =>
-              receiptOf(event, event.body ?? body, await planTasks(sourceId, source, { identity: event, headers }, request.headers, transforms)),
-            ),
+            events.map(async (event, i) => {
+              const content = { identity: event, headers };
+              if (seen[i]) return { ...receiptOf(event, event.body ?? body, nameTasks(sourceId, source, content, request.headers)), known: true };
+              const plan = await planTasks(sourceId, source, content, request.headers, transforms, transformStartBy(deadline, budgetMs));
+              return receiptOf(event, event.body ?? body, plan);
+            }),
           );
       const writing = writer.record(receipts);
       // The slot is held until the write settles, not until the answer: a stalled database must not let
@@ -128,7 +162,6 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       const settled = release;
       release = () => {};
       writing.then(settled, settled);
-      const deadline = answerDeadline(started, source.ackTimeoutMs ?? adapter.ackTimeoutMs);
       const recorded = await withinBudget(writing, deadline, logger, outage);
       for (const r of recorded) metrics.deliveries.inc({ source: sourceId, decision: r.decision });
       metrics.ackSeconds.observe({ source: sourceId, status: String(identity.handshake?.status ?? 200) }, (performance.now() - started) / 1000);

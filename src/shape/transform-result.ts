@@ -2,7 +2,8 @@
  * What one evaluation of a transform gives: the bytes of the body, or the error the task's ledger will show. Pure,
  * and free of the rest of transform.ts, so that it can run wherever JSONata runs and only bytes or a message leave.
  */
-export type Shaped = { ok: true; bytes: Uint8Array } | { ok: false; error: string };
+/** `late`: never evaluated, for it could not start before its delivery had to be answered. */
+export type Shaped = { ok: true; bytes: Uint8Array } | { ok: false; error: string; late?: true };
 
 export const fail = (error: string): Shaped => ({ ok: false, error });
 

@@ -3,12 +3,12 @@ import { createRequire } from 'node:module';
 import vm from 'node:vm';
 import type jsonata from 'jsonata';
 import { explain, fail, type Shaped } from './transform-result.ts';
-import { TransformThread } from './transform-thread.ts';
+import { TransformPool } from './transform-pool.ts';
 
 /**
  * An action's `transform`: a JSONata expression whose result, as JSON, is the body sent downstream; compiled when the
- * config is checked, evaluated once per task at ingest — in a worker thread (transform-thread.ts), which is
- * terminated when an evaluation runs longer than the limit. JSONata's own `timeout` is checked only between its
+ * config is checked, evaluated once per task at ingest — in a child process (transform-pool.ts, evaluator.ts),
+ * which is killed when an evaluation runs longer than the time limit and ends itself past the memory limit. JSONata's own `timeout` is checked only between its
  * steps, and one built-in call can outrun it: in the main thread `$sort([1..100000])` filled a 4 GB heap and ended
  * the process, `$distinct` of 100,000 values or a backtracking regex held the event loop for minutes. The event loop
  * never waits for JSONata.
@@ -17,6 +17,10 @@ export const TRANSFORM_LIMITS = {
   timeMs: 250, // the longest one evaluation may run; a shaping expression takes microseconds
   depth: 500, // JSONata's `stack`: ~165 levels of non-tail recursion; shaping needs under 15 evaluator levels
   resultBytes: 1024 * 1024, // the default `maxBodyBytes`: a bigger body is a runaway, not a request
+  // The child's heap: a 1 MiB delivery parsed takes ~10 MiB, and shaping it a few more. An evaluation that needs more
+  // is a runaway; one child at the limit costs ~170 MiB of RSS (docs/performance.md#transforms).
+  memoryMb: 128,
+  evaluators: 2, // one source's slow transforms hold at most one; the other serves every other source
 } as const;
 
 export const TRANSFORM_VARIABLES = ['headers', 'topic', 'eventId', 'deliveryId', 'taskId', 'source', 'action'] as const;
@@ -28,7 +32,13 @@ export type Compiled = { ok: true; transform: Transform } | { ok: false; message
 export type { Shaped };
 
 const compiled = new WeakSet<Transform>();
-const thread = new TransformThread(TRANSFORM_LIMITS);
+const pool = new TransformPool(TRANSFORM_LIMITS);
+
+/**
+ * Starts transform processes ahead of the first deliveries that need them, one per source with transforms up to the
+ * pool's size: a gateway does while it opens its store. Settles when they are ready, or have failed to start.
+ */
+export const warmTransforms = (sources: number): Promise<void> => pool.warm(sources);
 // The config check parses each expression and asks JSONata which `$names` are its functions, by evaluating them:
 // JSONata's evaluation is asynchronous, and a context of its own with `microtaskMode: 'afterEvaluate'` settles it
 // inside one synchronous call, as zod's check needs. `$name` cannot run away: no time limit is needed here.
@@ -92,8 +102,12 @@ function unboundVariable(ast: unknown): [name: string, position: number] | undef
   return [...used].find(([name]) => !bound.has(name) && !builtIn(name));
 }
 
-export async function runTransform(transform: Transform, input: unknown, bindings: TransformBindings): Promise<Shaped> {
+/**
+ * Evaluates in the source's turn (transform-pool.ts); `startBy` is the latest `performance.now()` it may begin at, and
+ * one that cannot is answered `late`, unevaluated.
+ */
+export async function runTransform(transform: Transform, input: unknown, bindings: TransformBindings, startBy?: number): Promise<Shaped> {
   if (!compiled.has(transform)) return fail('the transform was not compiled by compileTransform');
   const { headers, topic, eventId, deliveryId, taskId, source, action } = bindings;
-  return thread.evaluate(transform.source, input, { headers, topic, eventId, deliveryId, taskId, source, action });
+  return pool.evaluate(source, transform.source, input, { headers, topic, eventId, deliveryId, taskId, source, action }, startBy);
 }

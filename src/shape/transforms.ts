@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import { sha256Hex } from '../ids.ts';
 import type { DeliveryContent } from '../ingest/plan-tasks.ts';
-import { compileTransform, runTransform, type Transform } from './transform.ts';
+import { compileTransform, runTransform, warmTransforms, type Transform } from './transform.ts';
 
 /** A task's own bytes, as its action's transform made them. */
 export interface Shaped {
@@ -29,10 +29,20 @@ export class Transforms {
         this.#byAction.set(key(source, action), compiled.transform);
       }
     }
+    const sources = new Set([...this.#byAction.keys()].map((one) => one.split('\0')[0]));
+    if (sources.size > 0) void warmTransforms(sources.size);
   }
 
-  /** The task's body as the action's transform makes it, why it made none, or null when the action has none. */
-  async shape(source: string, action: string, delivery: DeliveryContent & { taskId: string }): Promise<Shaped | { error: string } | null> {
+  /**
+   * The task's body as the action's transform makes it, why it made none, or null when the action has none. `late`:
+   * it could not start by `startBy` (a `performance.now()`), and nothing was evaluated.
+   */
+  async shape(
+    source: string,
+    action: string,
+    delivery: DeliveryContent & { taskId: string },
+    startBy?: number,
+  ): Promise<Shaped | { error: string; late?: true } | null> {
     const transform = this.#byAction.get(key(source, action));
     if (transform === undefined) return null;
     const { identity } = delivery;
@@ -44,8 +54,8 @@ export class Transforms {
       taskId: delivery.taskId,
       source,
       action,
-    });
-    if (!result.ok) return { error: result.error };
+    }, startBy);
+    if (!result.ok) return result.late ? { error: result.error, late: true } : { error: result.error };
     return { body: result.bytes, contentType: 'application/json', bodySha256: sha256Hex(result.bytes) };
   }
 }

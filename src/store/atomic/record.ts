@@ -46,6 +46,11 @@ export interface ReceiptInput {
    * replay of it is a `duplicate_delivery` that writes nothing.
    */
   handshake?: boolean;
+  /**
+   * Its delivery or event key was found recorded before it was planned (known-keys.ts), so its tasks are only named,
+   * unshaped and unfiltered. The record refuses it, and the whole batch with it, if it would create anything.
+   */
+  known?: boolean;
 }
 
 export interface TaskSummary {
@@ -139,11 +144,15 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
       })),
       skipped: input.skipped.length > 0 ? input.skipped : null,
       ...(input.handshake ? { handshake: true } : {}),
+      ...(input.known ? { known: true } : {}),
     };
   });
+  // A batch with a receipt recorded unplanned goes through the check of migration 0021; the others as before.
   const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
     db,
-    sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
+    inputs.some((input) => input.known)
+      ? sql`${PREPARED}select oncehook_record_known_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`
+      : sql`${PREPARED}select oncehook_record_deliveries(${batchJson(batch)}::json, ${TASKS_CHANNEL}) as recorded`,
   );
   return row!.recorded.map((r, i): Recorded => {
     const receipt = inputs[i]!.id;
