@@ -19,11 +19,10 @@ import { STYLESHEET } from './styles.ts';
 import { taskPage } from './task.tsx';
 import { tasksPage } from './tasks.tsx';
 
-/** No scripts at all, styles only from us, forms only to us, never framed. */
+/** No scripts at all, styles only from us, forms only to us, never framed (nosniff is the whole app's: src/app.ts). */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   c.header('content-security-policy', "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
-  c.header('x-content-type-options', 'nosniff');
   c.header('referrer-policy', 'same-origin');
   if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
 };
