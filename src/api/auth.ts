@@ -24,7 +24,7 @@ const refusedToken = () =>
 
 /** The answer while wrong tokens have used up their budget: nothing was judged, so it says nothing of the token. */
 export const tooManyFailures = (seconds: number) =>
-  new HttpError(429, 'too_many_failed_sign_ins', `too many wrong admin tokens from this address (or from everywhere): try again in ${seconds} s`, {
+  new HttpError(429, 'too_many_failed_sign_ins', `too many wrong admin tokens from this address: try again in ${seconds} s`, {
     'retry-after': String(seconds),
   });
 

@@ -27,7 +27,7 @@ export function requireSession(tokens: AdminTokens, throttle: SignInThrottle): M
       const judged = throttle.judge(clientAddress(c), c.req.path, () => verifySession(tokens, value));
       if ('retryAfterSeconds' in judged) {
         c.header('retry-after', String(judged.retryAfterSeconds));
-        const why = `Too many wrong tokens or sessions from your address (or from everywhere). Try again in ${judged.retryAfterSeconds} s.`;
+        const why = `Too many wrong tokens or sessions from your address. Try again in ${judged.retryAfterSeconds} s.`;
         return c.html(<Problem status={429} message={why} />, 429);
       }
       if ('label' in judged) {
