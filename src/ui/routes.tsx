@@ -10,7 +10,7 @@ import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { formLimit } from './form-limit.tsx';
-import { requireCsrf, requireSession } from './guard.tsx';
+import { refuseReadOnly, requireCsrf, requireSession } from './guard.tsx';
 import { homePage } from './home.tsx';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
@@ -41,7 +41,7 @@ export function uiRoutes(deps: UiDeps): Hono {
 
   app.route('/', loginRoutes(tokens, deps.throttle));
   const deadline = databaseDeadline(deps.config.limits.writeStallMs);
-  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, (c, next) =>
+  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, refuseReadOnly, (c, next) =>
     // A bulk decision waits for its statement as the API's does: a 503 while it still commits would invite pressing
     // again, and a second bulk replay is more effects. Its dry run, which changes nothing, keeps the deadline.
     c.req.method === 'POST' && c.req.path.startsWith('/ui/tasks/bulk/') ? next() : deadline(c, next),
