@@ -1,4 +1,4 @@
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
@@ -36,13 +36,23 @@ export interface AppDeps {
   signatureFailures?: SignatureFailureLog | null;
 }
 
+/**
+ * On every answer, errors and 404s included: a browser reads each as the type it says. An echoed handshake challenge
+ * (Meta's `hub.challenge`, sent back as it came) is text a stranger chose, and sniffed as HTML it would run as a page
+ * of this origin. Set on the answer as it is, after everything else, as a thrown answer is a Response of its own.
+ */
+const noSniff: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set('x-content-type-options', 'nosniff');
+};
+
 /** What a process does: receive (web), forward (worker), or both (all, the default). */
 export type Role = 'web' | 'worker' | 'all';
 
 /** The HTTP surface. Every error becomes `{"error":{"code","message"}}` here and nowhere else. */
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
-  app.use(requestId(), requestLog(deps.logger));
+  app.use(noSniff, requestId(), requestLog(deps.logger));
   // One task tally for /metrics and the stats views: each keeps counts it has read, so one is enough.
   const tasks = taskTally(deps.store);
   const queue = () => queueOf(deps.store, deps.config);

@@ -3,7 +3,7 @@ import { SignatureFailureLog } from './alerts/signature-failures.ts';
 import { startAlertWatcher } from './alerts/watcher.ts';
 import type { Adapter } from '../adapters/types.ts';
 import { createApp, type Role } from './app.ts';
-import { SHORT_TOKEN, shortTokenLabels } from './api/tokens.ts';
+import { SHORT_TOKEN, shortTokenLabels, type AdminTokenSetting } from './api/tokens.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
@@ -25,7 +25,7 @@ export interface GatewayOptions {
   dataDir?: string | undefined;
   /** `web` receives, `worker` forwards, `all` (the default) does both in one process. */
   role?: Role;
-  adminToken?: string | Readonly<Record<string, string>> | undefined;
+  adminToken?: AdminTokenSetting | undefined;
   forwarder?: Partial<ForwarderOptions>;
   retention?: PurgerOptions;
   /** How often alert conditions are looked at (tests look more often than the default few seconds). */

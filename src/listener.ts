@@ -5,9 +5,12 @@ import { deferContinueToIngest } from './ingest/expect-continue.ts';
 
 export type Answer = (request: Request, env: unknown) => Response | Promise<Response>;
 
+/** As the app's every answer (src/app.ts): these are answered before it, or after it. */
+const NO_SNIFF = { 'x-content-type-options': 'nosniff' };
+
 /** A request this instance cannot take now: the sender retries a 503, elsewhere or in a second. */
 function turnedAway(code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status: 503, headers: { 'retry-after': '1', connection: 'close' } });
+  return Response.json({ error: { code, message } }, { status: 503, headers: { 'retry-after': '1', connection: 'close', ...NO_SNIFF } });
 }
 
 /**
@@ -15,7 +18,7 @@ function turnedAway(code: string, message: string): Response {
  * directory's cluster and migrations, crash recovery). `/healthz` says the process runs, as it does.
  */
 function starting(request: Request): Response {
-  if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true, starting: true });
+  if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true, starting: true }, { headers: NO_SNIFF });
   return turnedAway('starting', 'this instance is starting: its database is not open yet; retry');
 }
 

@@ -1,10 +1,24 @@
 import { createHash, scryptSync, timingSafeEqual } from 'node:crypto';
 
-/** The admin tokens by label: one (`ONCEHOOK_ADMIN_TOKEN`, labelled "admin") or several, so actions are attributable. */
-export type AdminTokenSetting = string | Readonly<Record<string, string>>;
+/** A token that can look but not decide: support staff's, a dashboard on a wall. */
+export interface ReadOnlyToken {
+  token: string;
+  access: 'read';
+}
 
-const entriesOf = (setting: AdminTokenSetting): (readonly [string, string])[] =>
-  typeof setting === 'string' ? [['admin', setting]] : Object.entries(setting);
+/**
+ * The admin tokens by label: one (`ONCEHOOK_ADMIN_TOKEN`, labelled "admin") or several, so actions are
+ * attributable. A token given as a string can decide; a `ReadOnlyToken` can only look.
+ */
+export type AdminTokenSetting = string | Readonly<Record<string, string | ReadOnlyToken>>;
+
+/** The suffix of an `ONCEHOOK_ADMIN_TOKENS` entry whose token can only look: `support:tok3:read`. */
+export const READ_ONLY_SUFFIX = ':read';
+
+const entriesOf = (setting: AdminTokenSetting): (readonly [string, string, boolean])[] =>
+  typeof setting === 'string'
+    ? [['admin', setting, false]]
+    : Object.entries(setting).map(([label, given]) => (typeof given === 'string' ? [label, given, false] : [label, given.token, true]));
 
 /** Fewer characters than this can be guessed at the sign-in form or the API, however slowly: start-up warns. */
 export const SHORT_TOKEN = 24;
@@ -30,7 +44,7 @@ function tokenProblem(token: string, lineBreak: string): string | null {
  */
 export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | undefined {
   // A Map: a label like `constructor` or `__proto__` is a label, not a property every object already has.
-  const labelled = new Map<string, string>();
+  const labelled = new Map<string, string | ReadOnlyToken>();
   // Where each token was given: one given twice is refused naming both places, so the person knows which to change.
   const givenAt = new Map<string, string>();
   if (env.ONCEHOOK_ADMIN_TOKEN) {
@@ -47,7 +61,9 @@ export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | 
     const at = `ONCEHOOK_ADMIN_TOKENS: entry ${i + 1} of ${entries.length}`;
     const colon = entry.indexOf(':');
     const label = entry.slice(0, colon).trim();
-    const token = entry.slice(colon + 1).trim();
+    // `label:token:read`: a token is everything between the first colon and the suffix, colons included.
+    const readOnly = colon > 0 && entry.endsWith(READ_ONLY_SUFFIX) && entry.length - READ_ONLY_SUFFIX.length > colon + 1;
+    const token = entry.slice(colon + 1, readOnly ? -READ_ONLY_SUFFIX.length : undefined).trim();
     if (colon <= 0 || !/^[\w.@-]{1,64}$/.test(label) || token === '') {
       throw new Error(`${at} is not label:token (a label of letters, digits and ._@-, a colon, then the token)`);
     }
@@ -58,7 +74,7 @@ export function adminTokensFromEnv(env: NodeJS.ProcessEnv): AdminTokenSetting | 
     if (earlier) {
       throw new Error(`${at} (${label}): its token is the same as ${earlier}'s: actions under the two could not be told apart — give each its own token`);
     }
-    labelled.set(label, token);
+    labelled.set(label, readOnly ? { token, access: 'read' } : token);
     givenAt.set(token, `entry ${i + 1} (${label})`);
   }
   return labelled.size > 0 ? Object.fromEntries(labelled) : undefined;
@@ -80,12 +96,12 @@ const sessionKey = (token: string) => scryptSync(token, 'oncehook-ui-session', 3
 
 /** Knows the tokens and answers which label a presented token carries, in constant time. */
 export class AdminTokens {
-  readonly #digests: { label: string; digest: Buffer; sessionKey: Buffer }[];
+  readonly #digests: { label: string; digest: Buffer; sessionKey: Buffer; readOnly: boolean }[];
 
   constructor(setting: AdminTokenSetting) {
     this.#digests = entriesOf(setting)
       .filter(([, token]) => token !== '')
-      .map(([label, token]) => ({ label, digest: digest(token), sessionKey: sessionKey(token) }));
+      .map(([label, token, readOnly]) => ({ label, digest: digest(token), sessionKey: sessionKey(token), readOnly }));
     // The CLI refuses this earlier, naming the entries (adminTokensFromEnv); this guards a setting given in code.
     const hashes = this.#digests.map((d) => d.digest.toString('hex'));
     if (new Set(hashes).size !== hashes.length) throw new Error('two admin tokens are equal: actions could not be told apart');
@@ -104,6 +120,11 @@ export class AdminTokens {
     let found: string | null = null;
     for (const { label, digest: expected } of this.#digests) if (timingSafeEqual(candidate, expected)) found = label;
     return found;
+  }
+
+  /** Whether a label's token can only look: every request that would change something is refused. */
+  readOnly(label: string): boolean {
+    return this.#digests.find((d) => d.label === label)?.readOnly ?? false;
   }
 
   /** The session key of a label's token: revoking or rotating the token ends its sessions. */

@@ -57,8 +57,9 @@ export async function call<Answer>(connection: Connection, method: 'GET' | 'POST
     : { error: { code: `http_${response.status}`, message: said?.error?.message ?? `${response.status} ${response.statusText}` } };
   const { code, message } = answered.error;
   if (response.status === 401 || response.status === 403) {
-    // oncehook's token_refused says so itself; any other refusal (a proxy's, say) is told what it means here.
-    const words = code === 'token_refused' ? message : `${message} (the token was refused)`;
+    // oncehook's token_refused and read_only_token say so themselves; any other refusal (a proxy's, say) is told
+    // what it means here.
+    const words = code === 'token_refused' || code === 'read_only_token' ? message : `${message} (the token was refused)`;
     throw new CliError(words, EXIT.usage, code, answered);
   }
   if ([400, 404, 409].includes(response.status) && code !== 'admin_api_off') throw new CliError(message, EXIT.refused, code, answered);

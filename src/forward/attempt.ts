@@ -52,7 +52,9 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
       return;
     }
     const verdict =
-      lookup === null ? classifySend(exchanged, route.config.referencePointer) : classifyLookup(exchanged, route.config.referencePointer, lookup.found);
+      lookup === null
+        ? classifySend(exchanged, route.config.referencePointer, route.mask)
+        : classifyLookup(exchanged, route.config.referencePointer, lookup.found, route.mask);
     const decision = decide(verdict, task, route);
     const kept = await deps.finish({
       ...decision,

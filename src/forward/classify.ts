@@ -1,3 +1,4 @@
+import type { Mask } from '../config/mask.ts';
 import { parseRetryAfter, type RetryAfter } from './backoff.ts';
 import type { Exchange } from './exchange.ts';
 import { matchValue } from '../shape/filter.ts';
@@ -51,15 +52,31 @@ const MAY_HAVE_ACTED = (status: number) => status === 303 || (status >= 500 && !
 /** The downstream is overloaded: every task bound for it waits, not only this one. */
 const COOL_DOWN = new Set([429, 503]);
 
+const unmasked: Mask = (text) => text;
+
+/**
+ * Every text a verdict carries — its error, its reference — passes the config's mask as the verdict is made, so
+ * the secrets a downstream echoes (`401 invalid token Bearer …`) are never stored, logged or shown. The answer
+ * itself is not changed: what it means (its JSON, its headers) is read as it came.
+ */
+function masked(verdict: Verdict, mask: Mask): Verdict {
+  if ('reference' in verdict) return { ...verdict, reference: mask(verdict.reference) };
+  return { ...verdict, error: mask(verdict.error) };
+}
+
 /** Classifies the answer to a send. */
-export function classifySend(exchange: Exchange, referencePointer: string | undefined): Verdict {
+export function classifySend(exchange: Exchange, referencePointer: string | undefined, mask = unmasked): Verdict {
+  return masked(sendVerdict(exchange, referencePointer, mask), mask);
+}
+
+function sendVerdict(exchange: Exchange, referencePointer: string | undefined, mask: Mask): Verdict {
   if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unknown);
   const { answer } = exchange;
   const { status } = answer;
   if (status >= 200 && status < 300) {
     return { class: OUTCOME_CLASSES.success, status, reference: referenceOf(answer, referencePointer) };
   }
-  const error = describe(answer);
+  const error = describe(answer, mask);
   if (MAY_HAVE_ACTED(status)) return { class: OUTCOME_CLASSES.unknown, status, error: `${error} (the downstream may have acted)` };
   if (RETRYABLE.has(status)) {
     return {
@@ -82,16 +99,20 @@ export function classifySend(exchange: Exchange, referencePointer: string | unde
  * of the effect either, but something of the lookup's origin, whatever its body: a proxy's HTML 503 page is
  * an overload all the same, and a sign-in page answering 401 a refusal.
  */
-export function classifyLookup(exchange: Exchange, referencePointer: string | undefined, found?: unknown): Verdict {
+export function classifyLookup(exchange: Exchange, referencePointer: string | undefined, found?: unknown, mask = unmasked): Verdict {
+  return masked(lookupVerdict(exchange, referencePointer, found, mask), mask);
+}
+
+function lookupVerdict(exchange: Exchange, referencePointer: string | undefined, found: unknown, mask: Mask): Verdict {
   if (exchange.kind === 'failure') return failureVerdict(exchange, OUTCOME_CLASSES.unanswered);
   const { answer } = exchange;
   const { status } = answer;
   if (COOL_DOWN.has(status)) {
     const retryAfter = parseRetryAfter(answer.headers['retry-after']);
-    return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer), standing: { cooling: true, retryAfter } };
+    return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer, mask), standing: { cooling: true, retryAfter } };
   }
   if (status === 401 || status === 403) {
-    return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer), standing: { cooling: false } };
+    return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer, mask), standing: { cooling: false } };
   }
   if (/^\s*text\/html\b/i.test(answer.headers['content-type'] ?? '')) {
     return { class: OUTCOME_CLASSES.unanswered, status, error: `${answer.status} ${answer.statusText}: an HTML page, not a lookup's answer`.trim() };
@@ -101,7 +122,7 @@ export function classifyLookup(exchange: Exchange, referencePointer: string | un
     return { class: OUTCOME_CLASSES.found, status, reference: referenceOf(answer, referencePointer) };
   }
   if (status === 404) return { class: OUTCOME_CLASSES.absent, status, error: 'the lookup confirmed the effect does not exist' };
-  return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer) };
+  return { class: OUTCOME_CLASSES.unanswered, status, error: describe(answer, mask) };
 }
 
 /**
@@ -141,8 +162,9 @@ function errorText(error: Error): string {
 
 const MAX_ERROR_BODY = 300;
 
-function describe(answer: Answer): string {
-  const body = answer.body.toString('utf8').trim();
+/** The status line and the body's start. Masked before it is cut: a secret across the cut would leave its start. */
+function describe(answer: Answer, mask: Mask): string {
+  const body = mask(answer.body.toString('utf8')).trim();
   const line = `${answer.status} ${answer.statusText}`.trim();
   return body ? `${line}: ${body.length > MAX_ERROR_BODY ? `${body.slice(0, MAX_ERROR_BODY)}…` : body}` : line;
 }

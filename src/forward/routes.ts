@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { configMask, type Mask } from '../config/mask.ts';
 import { lookupOrigin } from '../config/request.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
 import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
@@ -20,6 +21,8 @@ export interface Route {
   lookup: Lookup | null;
   /** Whether a destination limits its sends or its lookups. */
   limited: boolean;
+  /** Every credential of the config masked: what may be kept of the downstream's answer. */
+  mask: Mask;
 }
 
 /** An action's lookup, either form of the config read as one. */
@@ -98,6 +101,8 @@ export class Routes {
     const actions = Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
       Object.entries(sourceConfig.actions).map(([action, actionConfig]) => [source, action, actionConfig] as const),
     );
+    // One for every route: a downstream may echo any credential of the config, not only its own action's.
+    const mask = configMask(config);
     for (const [source, action, actionConfig] of [...actions, ...alertActions(config, alertTimeoutMs)]) {
       this.#byKey.set(routeKey(source, action), {
         source,
@@ -109,6 +114,7 @@ export class Routes {
         signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
         lookup: lookupOf(actionConfig),
         limited: false,
+        mask,
       });
     }
     this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);

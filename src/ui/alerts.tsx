@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { alertMessages, alertsOf, queueTestAlert } from '../api/alerts.ts';
+import { ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { redirectWithFlash } from './flash.ts';
 import { Badge, Id, Time } from './format.tsx';
@@ -43,10 +44,14 @@ export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
                     ))}
                   </td>
                   <td>
-                    <form class="inline" method="post" action={`/ui/alerts/${encodeURIComponent(alert.name)}/test`}>
-                      <Csrf token={c.get('csrf')} />
-                      <button type="submit">Send a test</button>
-                    </form>
+                    {c.get('readOnly') ? (
+                      <ReadOnlyNote inline />
+                    ) : (
+                      <form class="inline" method="post" action={`/ui/alerts/${encodeURIComponent(alert.name)}/test`}>
+                        <Csrf token={c.get('csrf')} />
+                        <button type="submit">Send a test</button>
+                      </form>
+                    )}
                   </td>
                 </tr>
               ))}

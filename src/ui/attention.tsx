@@ -7,7 +7,7 @@ import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
 import { attentionSql } from '../store/queries/task-filter.ts';
 import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
-import { InlineDecisions } from './decide-forms.tsx';
+import { InlineDecisions, ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration, Id, Time } from './format.tsx';
 import { page } from './layout.tsx';
@@ -127,7 +127,11 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                   <td>{task.owner ? <span class="owner" title={task.owner}>{task.owner}</span> : <span class="muted">nobody</span>}</td>
                   <td class="num">{task.attempts}</td>
                   <td class="decide">
-                    <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
+                    {c.get('readOnly') ? (
+                      <ReadOnlyNote inline />
+                    ) : (
+                      <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
+                    )}
                   </td>
                 </tr>
               ))}

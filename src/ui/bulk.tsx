@@ -8,6 +8,7 @@ import type { BulkDecision } from '../store/atomic/bulk.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { redirectWithFlash } from './flash.ts';
 import { Csrf, page } from './layout.tsx';
+import { ReadOnlyNote } from './decide-forms.tsx';
 import { filterParams } from './task-filter-form.tsx';
 
 /** A bulk decision's filter, from the dry run's query or the confirming form: state, source and action. */
@@ -104,6 +105,8 @@ export async function bulkDryRunPage(c: Context<UiEnv>, deps: UiDeps, kind: Bulk
       </div>
       {outcome.count === 0 ? (
         <p class="muted">Nothing to {verb.does}. <a href={listOf(filter)}>Back to the list</a>.</p>
+      ) : c.get('readOnly') ? (
+        <ReadOnlyNote />
       ) : (
         <form class="decision confirm" method="post" action={`/ui/tasks/bulk/${kind}`}>
           <Csrf token={c.get('csrf')} />

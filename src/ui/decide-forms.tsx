@@ -85,6 +85,10 @@ export function DecisionCards(props: {
   );
 }
 
+/** Where a form that decides would be, for a session of a read-only token. */
+export const ReadOnlyNote = ({ inline = false }: { inline?: boolean }) =>
+  inline ? <span class="muted">read-only</span> : <p class="muted">Signed in with a read-only token: you can look, not decide.</p>;
+
 /** What the person saw: the latest replay, sent back with the form and said in words. */
 function LatestReplay({ latest }: { latest: string | null }) {
   return (

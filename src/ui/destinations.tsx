@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { destinations, type DestinationWithUse } from '../api/destinations.ts';
 import { originUses } from '../api/explain.ts';
+import { ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, Time } from './format.tsx';
 import { Csrf, page } from './layout.tsx';
@@ -59,7 +60,9 @@ export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
                 <td class="wrap err">{d.pausedReason ?? ''}</td>
                 <td class="nowrap">{d.status === 'paused' ? <Time at={d.pausedAt} /> : d.status === 'cooling' ? <Time at={d.cooldownUntil} /> : <span class="muted">—</span>}</td>
                 <td>
-                  {d.status === 'paused' ? (
+                  {d.status === 'paused' && c.get('readOnly') ? (
+                    <ReadOnlyNote inline />
+                  ) : d.status === 'paused' ? (
                     <form class="inline" method="post" action="/ui/destinations/resume">
                       <Csrf token={c.get('csrf')} />
                       <input type="hidden" name="origin" value={d.origin} />

@@ -6,8 +6,11 @@ import type { Store } from '../store/connect.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import type { StateCount, Stats } from '../store/queries/stats.ts';
 
-/** What every dashboard handler knows: who is signed in, and the CSRF token its forms must carry. */
-export type UiEnv = { Variables: { actor: string; csrf: string } };
+/**
+ * What every dashboard handler knows: who is signed in, the CSRF token its forms must carry, and whether the token
+ * signed in with can only look (`readOnly`: no form that decides is shown, none is taken).
+ */
+export type UiEnv = { Variables: { actor: string; csrf: string; readOnly: boolean } };
 
 export interface UiDeps {
   store: Store;

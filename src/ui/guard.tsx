@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
+import { READING } from '../api/auth.ts';
 import type { AdminTokens } from '../api/tokens.ts';
 import { clearSession } from './cookies.ts';
 import type { UiEnv } from './env.ts';
@@ -27,12 +28,13 @@ export function requireSession(tokens: AdminTokens, throttle: SignInThrottle): M
       const judged = throttle.judge(clientAddress(c), c.req.path, () => verifySession(tokens, value));
       if ('retryAfterSeconds' in judged) {
         c.header('retry-after', String(judged.retryAfterSeconds));
-        const why = `Too many wrong tokens or sessions from your address (or from everywhere). Try again in ${judged.retryAfterSeconds} s.`;
+        const why = `Too many wrong tokens or sessions from your address. Try again in ${judged.retryAfterSeconds} s.`;
         return c.html(<Problem status={429} message={why} />, 429);
       }
       if ('label' in judged) {
         c.set('actor', judged.label);
         c.set('csrf', csrfToken(tokens, judged.label, value));
+        c.set('readOnly', tokens.readOnly(judged.label));
         return next();
       }
     }
@@ -54,6 +56,20 @@ export const requireCsrf: MiddlewareHandler<UiEnv> = async (c, next) => {
       const why = 'This form did not come from your dashboard session (its CSRF token is missing or stale). Go back, reload the page and try again.';
       return c.html(<Problem status={403} message={why} />, 403);
     }
+  }
+  await next();
+};
+
+/**
+ * A session of a read-only token posts nothing but its logout: the pages show it no form that decides, and a form
+ * sent all the same is refused, as the API refuses it (`403 read_only_token`). After the CSRF check, whose form
+ * it reads: a signed-in person's form is small, and one refused unread had its connection reset on a busy server
+ * (node-server drains an unread body for 500 ms, then closes) — the person saw an error, not why.
+ */
+export const refuseReadOnly: MiddlewareHandler<UiEnv> = async (c, next) => {
+  if (c.get('readOnly') && !READING.has(c.req.method) && c.req.path !== '/ui/logout') {
+    const why = `You signed in with "${c.get('actor')}", a read-only token: it can look at everything and decide nothing. Sign in with a token that can decide.`;
+    return c.html(<Problem status={403} message={why} />, 403);
   }
   await next();
 };

@@ -46,7 +46,7 @@ export function Shell(props: { title: string; children: Child; header?: Child; f
   );
 }
 
-function Header({ here, actor, csrf, attention }: { here: Section | null; actor: string; csrf: string; attention: number }) {
+function Header({ here, actor, readOnly, csrf, attention }: { here: Section | null; actor: string; readOnly: boolean; csrf: string; attention: number }) {
   return (
     <header class="top">
       <div class="bar">
@@ -67,6 +67,7 @@ function Header({ here, actor, csrf, attention }: { here: Section | null; actor:
         <div class="who">
           <span>
             signed in as <strong>{actor}</strong>
+            {readOnly ? ' (read-only)' : ''}
           </span>
           <form method="post" action="/ui/logout">
             <input type="hidden" name="_csrf" value={csrf} />
@@ -81,7 +82,7 @@ function Header({ here, actor, csrf, attention }: { here: Section | null; actor:
 /** Renders a signed-in page: the header knows who is signed in and how many tasks wait for a person. */
 export async function page(c: Context<UiEnv>, deps: UiDeps, here: Section | null, title: string, body: Child, status: 200 | 404 = 200) {
   const { count: attention } = await attentionSummary(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).sends.keys()]);
-  const header = <Header here={here} actor={c.get('actor')} csrf={c.get('csrf')} attention={attention} />;
+  const header = <Header here={here} actor={c.get('actor')} readOnly={c.get('readOnly')} csrf={c.get('csrf')} attention={attention} />;
   return c.html(
     <Shell title={title} header={header} flash={takeFlash(c)}>
       {body}

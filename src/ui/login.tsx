@@ -62,7 +62,7 @@ export function loginRoutes(tokens: AdminTokens, throttle: SignInThrottle): Hono
     const judged = throttle.judge(clientAddress(c), c.req.path, () => tokens.labelOf(presented));
     if ('retryAfterSeconds' in judged) {
       c.header('retry-after', String(judged.retryAfterSeconds));
-      const text = `Too many wrong tokens from your address (or from everywhere). Try again in ${judged.retryAfterSeconds} s.`;
+      const text = `Too many wrong tokens from your address. Try again in ${judged.retryAfterSeconds} s.`;
       return loginForm(c, tokens, next, text, 429);
     }
     const session = 'label' in judged ? signSession(tokens, judged.label) : null;

@@ -10,7 +10,7 @@ import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { formLimit } from './form-limit.tsx';
-import { requireCsrf, requireSession } from './guard.tsx';
+import { refuseReadOnly, requireCsrf, requireSession } from './guard.tsx';
 import { homePage } from './home.tsx';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
@@ -19,11 +19,10 @@ import { STYLESHEET } from './styles.ts';
 import { taskPage } from './task.tsx';
 import { tasksPage } from './tasks.tsx';
 
-/** No scripts at all, styles only from us, forms only to us, never framed. */
+/** No scripts at all, styles only from us, forms only to us, never framed (nosniff is the whole app's: src/app.ts). */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   c.header('content-security-policy', "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
-  c.header('x-content-type-options', 'nosniff');
   c.header('referrer-policy', 'same-origin');
   if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
 };
@@ -42,7 +41,7 @@ export function uiRoutes(deps: UiDeps): Hono {
 
   app.route('/', loginRoutes(tokens, deps.throttle));
   const deadline = databaseDeadline(deps.config.limits.writeStallMs);
-  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, (c, next) =>
+  app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, refuseReadOnly, (c, next) =>
     // A bulk decision waits for its statement as the API's does: a 503 while it still commits would invite pressing
     // again, and a second bulk replay is more effects. Its dry run, which changes nothing, keeps the deadline.
     c.req.method === 'POST' && c.req.path.startsWith('/ui/tasks/bulk/') ? next() : deadline(c, next),

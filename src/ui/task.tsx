@@ -4,7 +4,7 @@ import { explainTask } from '../api/explain.ts';
 import { requestOf } from '../api/tasks.ts';
 import { HttpError } from '../errors.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
-import { DecisionCards } from './decide-forms.tsx';
+import { DecisionCards, ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, bytes, Id, ms, Time } from './format.tsx';
 import { page } from './layout.tsx';
@@ -135,15 +135,19 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
       ) : null}
 
       <h2>Decide</h2>
-      <DecisionCards
-        taskId={task.id}
-        state={task.state}
-        bodyPurged={task.bodyPurged}
-        unshaped={task.transformError !== null}
-        owner={task.owner}
-        latestReplay={task.replays.at(-1)?.id ?? null}
-        csrf={c.get('csrf')}
-      />
+      {c.get('readOnly') ? (
+        <ReadOnlyNote />
+      ) : (
+        <DecisionCards
+          taskId={task.id}
+          state={task.state}
+          bodyPurged={task.bodyPurged}
+          unshaped={task.transformError !== null}
+          owner={task.owner}
+          latestReplay={task.replays.at(-1)?.id ?? null}
+          csrf={c.get('csrf')}
+        />
+      )}
 
       <h2>Attempts</h2>
       <div class="panel">

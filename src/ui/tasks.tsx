@@ -66,7 +66,7 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
       <h1>Tasks</h1>
       <p class="lede">Every task, filtered as the admin API's list filters them. Open one to decide about it, or retry or replay what a filter selects in bulk.</p>
       <TaskFilterForm q={q} config={deps.config} />
-      <BulkLinks q={q} />
+      {c.get('readOnly') ? null : <BulkLinks q={q} />}
       <div class="panel" id="task-list">
         {list.items.length === 0 ? (
           <div class="empty">No tasks{filtered ? ' match this filter' : ' yet'}.</div>

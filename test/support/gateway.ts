@@ -2,7 +2,7 @@ import { parseConfig } from '../../src/config/load.ts';
 import type { Role } from '../../src/app.ts';
 import type { ForwarderOptions } from '../../src/forward/forwarder.ts';
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/gateway.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { freshDatabase, type TestDatabase } from './engine.ts';
 
 export interface TestGateway extends Gateway {
@@ -17,6 +17,8 @@ export interface TestGatewayOptions {
   forwarder?: Partial<ForwarderOptions>;
   alertRoundMs?: number;
   signatureFlushMs?: number;
+  /** Default: silent, or TEST_LOG_LEVEL's. */
+  logger?: Logger;
 }
 
 /** A real gateway on a real port and a fresh database of this project's engine. */
@@ -24,7 +26,7 @@ export async function startTestGateway(config: object, options: TestGatewayOptio
   const db = options.database ?? (await freshDatabase());
   const gateway = await startGateway({
     config: parseConfig(JSON.stringify(config), 'test config').config,
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.url,

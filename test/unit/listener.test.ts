@@ -12,6 +12,7 @@ describe('the listening socket, bound before the database is opened', () => {
       expect(early.status).toBe(503);
       expect(early.headers.get('retry-after')).toBe('1');
       expect((await early.json()).error.code).toBe('starting');
+      expect(early.headers.get('x-content-type-options')).toBe('nosniff');
       expect((await fetch(`${url}/readyz`)).status).toBe(503);
       expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ ok: true, starting: true });
 

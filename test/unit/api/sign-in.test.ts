@@ -1,6 +1,11 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Agent, fetch } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
 import { apiRoutes } from '../../../src/api/routes.ts';
-import { SignInThrottle } from '../../../src/api/sign-in-throttle.ts';
+import { addressKey, FAILED_SIGN_INS, MAX_ADDRESSES, SignInThrottle } from '../../../src/api/sign-in-throttle.ts';
 import { AdminTokens } from '../../../src/api/tokens.ts';
 import { capture } from '../../support/log-lines.ts';
 import { streaming, watchedBody } from '../../support/watched-body.ts';
@@ -9,14 +14,14 @@ const RIGHT = 'alice-right-token-0123456789';
 const tokens = new AdminTokens({ alice: RIGHT });
 
 describe('SignInThrottle', () => {
-  const limits = { perAddress: { burst: 2, everyMs: 1000 }, overall: { burst: 3, everyMs: 1000 } };
+  const limits = { perAddress: { burst: 2, everyMs: 1000 }, logged: { burst: 3, everyMs: 1000 } };
   const setup = () => {
     let now = 0;
     const { logger, lines } = capture('warn');
     const throttle = new SignInThrottle(logger, limits, () => now);
     const verify = vi.fn((token: string) => tokens.labelOf(token));
     const attempt = (address: string, token: string) => throttle.judge(address, '/api/tasks', () => verify(token));
-    return { attempt, verify, lines, advance: (ms: number) => (now += ms) };
+    return { throttle, attempt, verify, lines, advance: (ms: number) => (now += ms) };
   };
 
   it('stops judging an address once its wrong tokens used its budget, right ones included, until it refills', () => {
@@ -30,14 +35,47 @@ describe('SignInThrottle', () => {
     expect(attempt('10.0.0.1', RIGHT)).toEqual({ label: 'alice' });
   });
 
-  it('limits wrong tokens from every address together, and lets right ones cost nothing', () => {
-    const { attempt, advance } = setup();
-    for (let i = 0; i < 20; i++) expect(attempt('10.0.0.9', RIGHT)).toEqual({ label: 'alice' });
-    for (const address of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) expect(attempt(address, 'guess')).toEqual({ wrong: true });
-    expect(attempt('10.0.0.4', 'guess')).toEqual({ retryAfterSeconds: 1 });
-    expect(attempt('10.0.0.9', RIGHT)).toEqual({ retryAfterSeconds: 1 });
-    advance(1000);
-    expect(attempt('10.0.0.4', 'guess')).toEqual({ wrong: true });
+  it('never refuses an address for the wrong tokens of others: 120 from 12 addresses, then a right one from a 13th', () => {
+    const { attempt } = setup();
+    for (let i = 0; i < 120; i++) attempt(`10.0.0.${i % 12}`, `guess-${i}`);
+    expect(attempt('10.0.0.11', RIGHT)).toEqual({ retryAfterSeconds: 1 });
+    expect(attempt('10.0.0.13', RIGHT)).toEqual({ label: 'alice' });
+    expect(attempt('10.0.0.14', 'guess')).toEqual({ wrong: true });
+  });
+
+  it('gives an IPv6 /64 one budget, and an IPv4-mapped address its IPv4 one', () => {
+    const { attempt } = setup();
+    attempt('2001:db8:1:2::1', 'guess');
+    attempt('2001:db8:1:2:ffff::9', 'guess');
+    expect(attempt('2001:0db8:0001:0002:abcd:0:0:1', RIGHT)).toEqual({ retryAfterSeconds: 1 });
+    expect(attempt('2001:db8:1:3::1', RIGHT)).toEqual({ label: 'alice' });
+    attempt('::ffff:10.0.0.7', 'guess');
+    attempt('10.0.0.7', 'guess');
+    expect(attempt('::ffff:10.0.0.7', RIGHT)).toEqual({ retryAfterSeconds: 1 });
+    expect(attempt('::ffff:10.0.0.8', RIGHT)).toEqual({ label: 'alice' });
+  });
+
+  it.each([
+    ['10.1.2.3', '10.1.2.3'],
+    ['::ffff:10.1.2.3', '10.1.2.3'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['2001:db8::', '2001:db8:0:0::/64'],
+    ['2001:DB8:0:0A::1', '2001:db8:0:a::/64'],
+    ['::1:2:3:4:5:10.1.2.3', '0:1:2:3::/64'],
+    ['unknown', 'unknown'],
+  ])('keys %s as %s', (address, key) => {
+    expect(addressKey(address)).toBe(key);
+  });
+
+  it('remembers at most MAX_ADDRESSES addresses, forgetting the one whose last wrong token is oldest', () => {
+    const { throttle, attempt } = setup();
+    attempt('192.0.2.1', 'guess');
+    attempt('192.0.2.1', 'guess');
+    for (let i = 0; i < MAX_ADDRESSES; i++) attempt(`a-${i}`, 'guess');
+    expect(throttle.remembered).toBe(MAX_ADDRESSES);
+    // Forgotten: a full budget again.
+    expect(attempt('192.0.2.1', RIGHT)).toEqual({ label: 'alice' });
   });
 
   it('logs each wrong token as a warning with the address, and when the throttle starts, never the token', () => {
@@ -50,6 +88,16 @@ describe('SignInThrottle', () => {
     expect(lines[0]!.throttledSeconds).toBeUndefined();
     expect(lines[1]).toMatchObject({ throttledSeconds: 1 });
     expect(JSON.stringify(lines)).not.toMatch(/guess/);
+  });
+
+  it('bounds the log of wrong tokens from every address together, and counts what it left out', () => {
+    const { attempt, lines, advance } = setup();
+    for (let i = 0; i < 10; i++) attempt(`10.0.1.${i}`, 'guess');
+    expect(lines).toHaveLength(3);
+    advance(1000);
+    attempt('10.0.2.1', 'guess');
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toMatchObject({ address: '10.0.2.1', unlogged: 7 });
   });
 });
 
@@ -68,6 +116,27 @@ describe('the admin API', () => {
     }
     // No token at all is no guess: still a 401 that says what is needed.
     expect((await app.request('/api/stats')).status).toBe(401);
+  });
+
+  it('over real sockets: after 120 wrong tokens from 12 addresses, a right one from a 13th is answered at once', async () => {
+    // A clock that stands still: on a busy machine the 120 requests can take longer than a budget's refill.
+    const throttle = new SignInThrottle(capture('silent').logger, FAILED_SIGN_INS, () => 0);
+    const app = apiRoutes({ store: {} as never, config, tokens, stats: async () => ({}) as never, throttle, transforms: {} as never });
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/stats`;
+    // Every 127.0.0.x is this machine's loopback: thirteen client addresses, each its own budget.
+    const agents = Array.from({ length: 13 }, (_, i) => new Agent({ localAddress: `127.0.0.${i + 2}` }));
+    const ask = async (agent: Agent, token: string) => (await fetch(url, { headers: as(token), dispatcher: agent })).status;
+    try {
+      const wrong = await Promise.all(Array.from({ length: 120 }, (_, i) => ask(agents[i % 12]!, `guess-${i}`)));
+      expect(wrong.filter((status) => status === 401)).toHaveLength(120);
+      expect(await ask(agents[0]!, RIGHT)).toBe(429);
+      expect(await ask(agents[12]!, RIGHT)).toBe(200);
+    } finally {
+      await Promise.all(agents.map((agent) => agent.close()));
+      server.close();
+    }
   });
 
   it('refuses a body past 1 MiB with 413 in the API error shape, and reads no body without a right token', async () => {

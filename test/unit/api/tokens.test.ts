@@ -17,6 +17,15 @@ describe('adminTokensFromEnv', () => {
     expect(adminTokensFromEnv({})).toBeUndefined();
   });
 
+  it('reads label:token:read as a token that can only look; a colon inside a token stays the token\'s', () => {
+    const setting = adminTokensFromEnv({ ONCEHOOK_ADMIN_TOKENS: 'alice:tok1, support:tok3:read, wall:to:ken:read, bob:read' });
+    expect(setting).toEqual({ alice: 'tok1', support: { token: 'tok3', access: 'read' }, wall: { token: 'to:ken', access: 'read' }, bob: 'read' });
+    const tokens = new AdminTokens(setting!);
+    expect([tokens.labelOf('tok3'), tokens.labelOf('tok3:read'), tokens.labelOf('to:ken')]).toEqual(['support', null, 'wall']);
+    expect(['alice', 'support', 'wall', 'bob', 'nobody'].map((label) => tokens.readOnly(label))).toEqual([false, true, true, false, false]);
+    expect(refusal({ ONCEHOOK_ADMIN_TOKENS: 'alice:tok1,support:tok1:read' })).toMatch(/entry 2 of 2 \(support\): its token is the same as entry 1 \(alice\)'s/);
+  });
+
   it('names a malformed entry by its position, never showing what it holds', () => {
     for (const entries of [`alice:tok1,${SECRET}`, `alice:tok1, :${SECRET}`, `alice:tok1,bad label:${SECRET}`, `alice:tok1,${SECRET}:`]) {
       const message = refusal({ ONCEHOOK_ADMIN_TOKENS: entries });

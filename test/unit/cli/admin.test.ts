@@ -67,6 +67,15 @@ describe('oncehook admin commands, when the API refuses', () => {
     expect(other).toMatchObject({ code: 2, stderr: 'oncehook: 401 Unauthorized (the token was refused)\n' });
   });
 
+  it("says a read-only token's refusal in the API's words, its code under --json", async () => {
+    const refusal = { error: { code: 'read_only_token', message: 'the token "support" is read-only: it can look at everything and decide nothing; decide with a token given without ":read"' } };
+    answers.set('/api/tasks/t_2/approve', { status: 403, body: refusal });
+    const [said, json] = await Promise.all([oncehook('approve', 't_2', '--note', 'ok'), oncehook('approve', 't_2', '--note', 'ok', '--json')]);
+    answers.delete('/api/tasks/t_2/approve');
+    expect(said).toMatchObject({ code: 2, stderr: `oncehook: ${refusal.error.message}\n` });
+    expect(JSON.parse(json.stdout)).toEqual(refusal);
+  });
+
   it('names a failure before any answer with a code of its own, in the same shape', async () => {
     const result = await runCli(['stats', '--url', 'http://127.0.0.1:9', '--token', 'token', '--json']);
     expect(result.code).toBe(2);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { maskOf } from '../../../src/config/mask.ts';
 import { classifyLookup, classifySend } from '../../../src/forward/classify.ts';
 import type { Exchange } from '../../../src/forward/exchange.ts';
 
@@ -89,5 +90,31 @@ describe('classifyLookup: yes, no, or nothing known', () => {
     expect(classifyLookup(answer(401), undefined)).toMatchObject({ class: 'lookup_unanswered', standing: { cooling: false } });
     expect(classifyLookup(answer(403, html, '<html>Sign in</html>'), undefined)).toMatchObject({ standing: { cooling: false } });
     for (const status of [500, 502, 408, 409]) expect(classifyLookup(answer(status), undefined)).not.toHaveProperty('standing');
+  });
+});
+
+describe('the texts of a verdict pass the mask', () => {
+  const SECRET = 'echoed-secret-0123456789';
+  const mask = maskOf([SECRET]);
+
+  it('in the error, the status line included, and before the body is cut: no start of a secret stays', () => {
+    // The secret straddles the 300 characters of body an error keeps.
+    const body = `${'x'.repeat(290)}${SECRET}`;
+    const sent = classifySend({ kind: 'answer', answer: { status: 401, statusText: `Bad ${SECRET}`, headers: {}, body: Buffer.from(body) } }, undefined, mask);
+    expect(sent).toMatchObject({ class: 'refused', error: expect.stringContaining('[redacted]') });
+    expect('error' in sent && sent.error).not.toMatch(/echoed-/);
+    const looked = classifyLookup(answer(403, {}, SECRET), undefined, undefined, mask);
+    expect(looked).toMatchObject({ error: '403: [redacted]' });
+  });
+
+  it("in a lookup's mismatch, and in a reference", () => {
+    const json = { 'content-type': 'application/json' };
+    expect(classifyLookup(answer(200, json, JSON.stringify({ n: SECRET })), undefined, { n: 'other' }, mask)).toMatchObject({ class: 'lookup_absent', error: expect.not.stringContaining(SECRET) });
+    expect(classifySend(answer(201, { location: `/items?token=${SECRET}` }), undefined, mask)).toMatchObject({ reference: '/items?token=[redacted]' });
+  });
+
+  it('but the answer is read as it came: a found filter still matches its JSON', () => {
+    const json = { 'content-type': 'application/json' };
+    expect(classifyLookup(answer(200, json, JSON.stringify({ n: SECRET })), undefined, { n: SECRET }, mask)).toMatchObject({ class: 'lookup_found' });
   });
 });
