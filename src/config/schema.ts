@@ -198,6 +198,11 @@ export const sourceSchema = z
       .positive()
       .default(1000)
       .describe('the most events one delivery may carry (a SendGrid, HubSpot, Meta or Twilio batch): more is refused 413, nothing recorded'),
+    maxBodiesReading: z
+      .int()
+      .positive()
+      .default(64)
+      .describe("this source's bodies being read at once; past it, 503 with Retry-After for this source alone"),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
     hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
     publicUrl: z
@@ -328,7 +333,13 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(256)
-        .describe('deliveries being read or recorded at once; past it, 503 with Retry-After'),
+        .describe('verified deliveries being planned or recorded at once; past it, 503 with Retry-After'),
+      minBodyBytesPerSecond: z
+        .int()
+        .positive()
+        .default(1024)
+        .describe('once bodyRateGraceMs have passed, a body must keep arriving at this average rate or be cut off with 408'),
+      bodyRateGraceMs: z.int().positive().default(2000).describe('how long a body may take before minBodyBytesPerSecond applies'),
       writeStallMs: z
         .int()
         .min(1000)

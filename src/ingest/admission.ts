@@ -2,12 +2,19 @@ import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 
 /**
- * Turns a flood away at the door, before a body is read: a source past its rate is answered 429, and past the
- * global in-flight cap every delivery is answered 503, both with Retry-After. Senders retry both, so nothing
- * is lost, and memory stays bounded by the cap times the body limit.
+ * Turns a flood away at two doors, each with Retry-After; senders retry, so nothing is lost.
+ *
+ * - Before a body is read (`toRead`): a source past its rate is answered 429, and past its own cap on bodies
+ *   being read 503. Anyone can open a connection and send a body slowly, so what it holds is counted against its
+ *   source only: a slow or anonymous client can shut out the source it names, never another.
+ * - Once the delivery is verified (`toWork`): past the global in-flight cap every delivery is answered 503. Only
+ *   what the sender's signature vouches for takes a share of the capacity every source needs.
+ *
+ * Memory stays bounded by the sources' caps times their body limits, plus the global cap times the largest.
  */
 export class Admission {
   private inFlight = 0;
+  private readonly reading = new Map<string, number>();
   private readonly buckets = new Map<string, { tokens: number; at: number; perMs: number; burst: number }>();
 
   constructor(private readonly config: Config) {
@@ -18,8 +25,8 @@ export class Admission {
     }
   }
 
-  /** Admits one delivery or throws; the caller must call the returned release exactly once. */
-  enter(sourceId: string): () => void {
+  /** Lets one of a source's bodies be read, or throws; the caller must call the returned release once read. */
+  toRead(sourceId: string): () => void {
     const bucket = this.buckets.get(sourceId);
     if (bucket) {
       const now = performance.now();
@@ -33,15 +40,33 @@ export class Admission {
       }
       bucket.tokens -= 1;
     }
+    const reading = this.reading.get(sourceId) ?? 0;
+    if (reading >= this.config.sources[sourceId]!.maxBodiesReading) {
+      throw new HttpError(503, 'source_busy', `too many of source "${sourceId}"'s deliveries are still arriving; retry later`, { 'retry-after': '1' });
+    }
+    this.reading.set(sourceId, reading + 1);
+    return once(() => {
+      const left = this.reading.get(sourceId)! - 1;
+      if (left === 0) this.reading.delete(sourceId);
+      else this.reading.set(sourceId, left);
+    });
+  }
+
+  /** Takes one of the global in-flight slots for a verified delivery, or throws; release it exactly once. */
+  toWork(): () => void {
     if (this.inFlight >= this.config.limits.maxInFlight) {
       throw new HttpError(503, 'overloaded', 'too many deliveries in progress; retry later', { 'retry-after': '1' });
     }
     this.inFlight++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.inFlight--;
-    };
+    return once(() => this.inFlight--);
   }
+}
+
+function once(release: () => void): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+  };
 }

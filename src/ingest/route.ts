@@ -58,6 +58,7 @@ const KNOWN_WAIT_MS = 1000;
 export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, signatureFailures }: IngestDeps): Hono {
   const app = new Hono();
   const admission = new Admission(config);
+  const bodyRate = { minBytesPerSecond: config.limits.minBodyBytesPerSecond, graceMs: config.limits.bodyRateGraceMs };
   const stallMs = config.limits.writeStallMs;
   // A delivery is one receipt, or one per event of a batch: written together, in one transaction.
   const writer = new GroupCommit<ReceiptInput[], Recorded[]>(store.lane(), recordGroups, {
@@ -90,7 +91,9 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
   const unknownSource = (c: Context, message: string): never => {
     metrics.rejections.inc({ source: UNKNOWN, reason: 'unknown_source' });
     unknownPaths.note(c.req.method, c.req.path);
-    throw new HttpError(404, 'unknown_source', message);
+    // Answered before anything is read or admitted; a body still on its way is not waited for either.
+    const unread = (c.env as Partial<HttpBindings> | undefined)?.incoming?.complete === false;
+    throw new HttpError(404, 'unknown_source', message, unread ? { connection: 'close' } : {});
   };
   // `/in/shop/` too: a webhook URL pasted with a trailing slash otherwise had every delivery answered 404.
   app.on('POST', ['/in/:source', '/in/:source/'], async (c) => {
@@ -103,9 +106,9 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
     const { incoming, outgoing } = c.env as HttpBindings;
     let release = () => {};
     try {
-      release = admission.enter(sourceId);
+      const read = admission.toRead(sourceId);
+      const body = await readBody(incoming, outgoing, { maxBytes: source.maxBodyBytes, timeoutMs: source.readTimeoutMs, ...bodyRate }).finally(read);
       const request = c.req.raw;
-      const body = await readBody(incoming, outgoing, source.maxBodyBytes, source.readTimeoutMs);
       const identity = adapter.verify({
         headers: request.headers,
         body,
@@ -119,6 +122,8 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
         metrics.ackSeconds.observe({ source: sourceId, status: String(identity.handshake.status) }, (performance.now() - started) / 1000);
         return handshakeAnswer(identity.handshake);
       }
+      // Only now, verified, does the delivery take a share of what every source needs: its transforms and its write.
+      release = admission.toWork();
       const headers = redactors.get(sourceId)!(incoming.headers);
       const contentType = request.headers.get('content-type');
       const receiptOf = (event: Omit<Identity, 'items'>, bytes: Uint8Array, plan: Plan, handshake = false): ReceiptInput => ({
@@ -180,8 +185,9 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
     } catch (error) {
       if (error instanceof SignatureError) signatureFailures?.note(sourceId, error.check);
       if (error instanceof HttpError) {
-        // A body cut off unread (too large, too slow) would otherwise keep arriving on a kept-alive connection.
-        if (error.status === 408 || error.status === 413) outgoing.setHeader('connection', 'close');
+        // A body left unread (too large, too slow, turned away before it was read) would otherwise keep arriving on
+        // a kept-alive connection, read and discarded by the server for as long as its sender trickles it.
+        if (error.status === 408 || error.status === 413 || !incoming.complete) outgoing.setHeader('connection', 'close');
         metrics.rejections.inc({ source: sourceId, reason: error.code });
         metrics.ackSeconds.observe({ source: sourceId, status: String(error.status) }, (performance.now() - started) / 1000);
         logger.info({ source: sourceId, status: error.status, reason: error.code }, 'delivery rejected');

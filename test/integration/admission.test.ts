@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { partialRequest } from '../support/raw-request.ts';
 
 const READ_TIMEOUT_MS = 400;
 
@@ -12,8 +13,9 @@ beforeAll(async () => {
   gateway = await startTestGateway({
     limits: { maxInFlight: 2 },
     sources: {
-      shop: { adapter: 'shopify', secrets: [SHOP_SECRET], actions: action, readTimeoutMs: READ_TIMEOUT_MS },
+      shop: { adapter: 'shopify', secrets: [SHOP_SECRET], actions: action, readTimeoutMs: READ_TIMEOUT_MS, maxBodiesReading: 2 },
       limited: { adapter: 'shopify', secrets: [SHOP_SECRET], actions: action, rateLimit: { perSecond: 0.5, burst: 2 } },
+      other: { adapter: 'shopify', secrets: [SHOP_SECRET], actions: action },
     },
   });
 });
@@ -57,19 +59,57 @@ describe('admission', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(READ_TIMEOUT_MS - 50);
   });
 
-  it('answers 503 with Retry-After past the in-flight cap, and admits again once the slots free', async () => {
+  it('cuts a body arriving slower than the minimum rate off with 408 once the grace is over, and not a sender that keeps up', async () => {
+    const started = performance.now();
+    const trickled = slowRequest('other');
+    const drip = setInterval(() => trickled.socket.write(' '), 200);
+    // 1,200 bytes, then a pause past the 2 s grace: still ahead of 1 KiB/s counted from the end of the grace.
+    const paused = partialRequest(gateway.url, 'other', shopifyDelivery({ eventId: 'e-paused', body: JSON.stringify({ id: 1, pad: 'x'.repeat(1500) }) }), 1200);
+    setTimeout(() => paused.finish(), 2500);
+    const text = await trickled.answer;
+    const cutAfter = performance.now() - started;
+    clearInterval(drip);
+    expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(text).toContain('body_too_slow');
+    expect(text.toLowerCase()).toContain('connection: close');
+    // The grace is 2 s, readTimeoutMs 15 s.
+    expect(cutAfter).toBeGreaterThanOrEqual(1950);
+    expect(cutAfter).toBeLessThan(6000);
+    expect(await paused.answer).toMatch(/^HTTP\/1\.1 200/);
+    trickled.socket.destroy();
+    paused.socket.destroy();
+  });
+
+  it("answers 503 source_busy past a source's cap on bodies being read, for that source alone, and admits again once they end", async () => {
     const slow = [slowRequest('shop'), slowRequest('shop')];
     await new Promise((resolve) => setTimeout(resolve, 100));
     const turnedAway = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-capped' }));
     expect(turnedAway.status).toBe(503);
-    expect(turnedAway.json.error.code).toBe('overloaded');
+    expect(turnedAway.json.error.code).toBe('source_busy');
     expect(turnedAway.headers.get('retry-after')).toBe('1');
+    expect((await post(gateway.url, 'other', shopifyDelivery({ eventId: 'e-beside-capped' }))).status).toBe(200);
 
     await Promise.all(slow.map((s) => s.answer));
     for (const s of slow) s.socket.destroy();
     const admitted = await post(gateway.url, 'shop', shopifyDelivery({ eventId: 'e-capped' }));
     expect(admitted.status).toBe(200);
     expect(admitted.json.decision).toBe('accepted');
+  });
+
+  it('holds no global in-flight slot for a body being read: more slow bodies than maxInFlight leave the others admitted', async () => {
+    const slow = [slowRequest('other'), slowRequest('other'), slowRequest('other')];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const answers = await Promise.all(['a', 'b'].map((id) => post(gateway.url, 'shop', shopifyDelivery({ eventId: `e-beside-slow-${id}` }))));
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    for (const s of slow) s.socket.destroy();
+  });
+
+  it('answers a source that is not configured 404 at once, closing the connection rather than waiting for its body', async () => {
+    const unknown = partialRequest(gateway.url, 'nope', shopifyDelivery({ eventId: 'e-unknown' }));
+    const text = await unknown.answer;
+    expect(text).toMatch(/^HTTP\/1\.1 404/);
+    expect(text.toLowerCase()).toContain('connection: close');
+    unknown.socket.destroy();
   });
 
   it("answers 429 with Retry-After past a source's rate limit, without touching other sources", async () => {

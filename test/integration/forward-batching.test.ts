@@ -13,7 +13,8 @@ let downstream: Downstream;
 
 beforeAll(async () => {
   downstream = await startDownstream();
-  gateway = await startTestGateway(shopConfig({ crm: { url: `${downstream.url}/crm`, idempotency: 'key' } }), {
+  // Every delivery of the burst is being read at once: more than a source's default cap.
+  gateway = await startTestGateway(shopConfig({ crm: { url: `${downstream.url}/crm`, idempotency: 'key' } }, { maxBodiesReading: BURST }), {
     forwarder: { concurrency: 16 },
   });
 });
