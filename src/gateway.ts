@@ -62,7 +62,8 @@ const TRANSFORM_START_WAIT_MS = 10_000;
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const role = options.role ?? 'all';
-  const listener = await listen(options.port, options.host ?? '0.0.0.0');
+  const longestReadMs = Math.max(...Object.values(config.sources).map((source) => source.readTimeoutMs));
+  const listener = await listen(options.port, options.host ?? '0.0.0.0', longestReadMs);
   // Started while the store opens, and waited for before the first delivery: a transform that waits for a process
   // to start may miss its delivery's deadline. A start that fails is the first transform's error to tell.
   const shaping = Object.values(config.sources).filter((source) => Object.values(source.actions).some((action) => action.transform !== undefined));

@@ -37,16 +37,27 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/** A sender writes its request's head at once; Node's default lets a client take a minute over it. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** How often Node looks for requests past those timeouts (its default, 30 s, let one run to 40 s). */
+const TIMEOUT_CHECK_MS = 1000;
+
 /**
  * Binds the gateway's port before anything else starts, so a port that is taken (or a --host that names no
  * address) is found at once, not after the database was opened — on a new embedded data directory, about two
  * seconds. Requests arriving meanwhile are answered by `starting` until `answerWith` hands over to the app.
+ *
+ * A whole request must arrive within its head's timeout plus `longestReadMs`, the longest time any source gives a
+ * body (ingest cuts its own bodies sooner, by their rate). Node's default, five minutes, let a client that never
+ * finished a request to another route hold its connection that long.
  */
-export async function listen(port: number, host: string): Promise<Listener> {
+export async function listen(port: number, host: string, longestReadMs: number): Promise<Listener> {
   let answer: Answer = starting;
+  const serverOptions = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS + longestReadMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   const server = await new Promise<Server>((resolve, reject) => {
     // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
-    const started = serve({ fetch: (request: Request, env: unknown) => answer(request, env), port, hostname: host }, () => resolve(started as Server)) as Server;
+    const fetch = (request: Request, env: unknown) => answer(request, env);
+    const started = serve({ fetch, port, hostname: host, serverOptions }, () => resolve(started as Server)) as Server;
     started.once('error', (error) => reject(Object.assign(error, { listening: true })));
     deferContinueToIngest(started);
   });

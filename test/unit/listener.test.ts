@@ -5,7 +5,7 @@ import { listen } from '../../src/listener.ts';
 
 describe('the listening socket, bound before the database is opened', () => {
   it('answers 503 with Retry-After until the app is handed over, /healthz 200, then the app answers', async () => {
-    const listener = await listen(0, '127.0.0.1');
+    const listener = await listen(0, '127.0.0.1', 15_000);
     const url = `http://127.0.0.1:${listener.address.port}`;
     try {
       const early = await fetch(`${url}/in/shop`, { method: 'POST', body: '{}' });
@@ -24,12 +24,23 @@ describe('the listening socket, bound before the database is opened', () => {
     }
   });
 
+  it("gives a request's head 10 s, and the whole request that plus the longest time a source gives a body", async () => {
+    const listener = await listen(0, '127.0.0.1', 15_000);
+    try {
+      // Node's defaults, 60 s and 5 min, checked every 30 s, let a client that never finished hold its connection.
+      expect(listener.server.headersTimeout).toBe(10_000);
+      expect(listener.server.requestTimeout).toBe(25_000);
+    } finally {
+      await listener.close();
+    }
+  });
+
   it('finds a port in use at once, marked as the listening socket\'s error', async () => {
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const { port } = holder.address() as AddressInfo;
     try {
-      await expect(listen(port, '127.0.0.1')).rejects.toMatchObject({ code: 'EADDRINUSE', listening: true });
+      await expect(listen(port, '127.0.0.1', 15_000)).rejects.toMatchObject({ code: 'EADDRINUSE', listening: true });
     } finally {
       holder.close();
     }
