@@ -41,6 +41,7 @@ export interface RunningGateway {
  * The config every bench gateway runs: one Shopify source signed with the bench's secret and one keyed
  * action on the local downstream. `maxInFlight` is raised past the storm's 1000 so the storm measures
  * deduplication; at the default 256 admission control would answer most of it 503 before it reached the database.
+ * `maxBodiesReading` likewise: a loaded machine can catch more than the default 64 of the storm's bodies mid-read.
  * `shape` gives the action a filter or a transform (the `ingest-shaped` phase); `name` keeps such configs apart.
  */
 export function writeConfig(dir: string, downstreamOrigin: string, shape: ActionShape = {}, name = 'bench'): string {
@@ -51,6 +52,7 @@ export function writeConfig(dir: string, downstreamOrigin: string, shape: Action
         adapter: 'shopify',
         secrets: [BENCH_SECRET],
         actions: { crm: { url: `${downstreamOrigin}/crm`, idempotency: 'key', ...shape } },
+        maxBodiesReading: 2048,
       },
     },
     limits: { maxInFlight: 2048 },
