@@ -45,7 +45,9 @@ afterAll(async () => {
 
 async function start(actions: Record<string, object>, shutdownTimeoutMs: number): Promise<GatewayProcess> {
   const configFile = join(mkdtempSync(join(tmpdir(), 'oncehook-shutdown-')), 'config.json');
-  writeFileSync(configFile, JSON.stringify(shopConfig(actions)));
+  // A delivery held mid-read waits for the shutdown to begin, which a busy machine can stretch past the 2 s the
+  // minimum body rate allows; it would then be cut with 408, not answered.
+  writeFileSync(configFile, JSON.stringify({ ...shopConfig(actions), limits: { bodyRateGraceMs: 10_000 } }));
   const gateway = await spawnGateway({
     args: ['--config', configFile, '--shutdown-timeout-ms', String(shutdownTimeoutMs), '--lease-grace-ms', '300'],
     env: { DATABASE_URL: database.url },
