@@ -13,8 +13,10 @@ let downstream: Downstream;
 
 beforeAll(async () => {
   downstream = await startDownstream();
-  // Every delivery of the burst is being read at once: more than a source's default cap.
-  gateway = await startTestGateway(shopConfig({ crm: { url: `${downstream.url}/crm`, idempotency: 'key' } }, { maxBodiesReading: BURST }), {
+  // Every delivery of the burst is being read at once, more than a source's default cap, and for as long as a busy
+  // machine takes to connect them all: maybe past the 2 s a body may go without bytes.
+  const config = shopConfig({ crm: { url: `${downstream.url}/crm`, idempotency: 'key' } }, { maxBodiesReading: BURST });
+  gateway = await startTestGateway({ ...config, limits: { bodyRateGraceMs: 10_000 } }, {
     forwarder: { concurrency: 16 },
   });
 });
