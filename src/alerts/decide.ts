@@ -10,10 +10,12 @@ import type { AlertStateRow, Observed } from '../store/atomic/alerts.ts';
 export interface Gathered {
   /** Tasks that entered the state (or, for the other conditions, what the situation counts). */
   count: number;
-  /** Up to 10 of those tasks, the latest last. */
+  /** Up to `KEPT_TASK_IDS` of those tasks, the latest last: each round drops those that left the state meanwhile. */
   tasks: string[];
   /** How many of them per `source/action`. */
   by: Record<string, number>;
+  /** `failed`: why the latest task of each `source/action` failed. */
+  why?: Record<string, string>;
   /** What the situation is, in a line each (an origin and why it is paused, a source and its failed checks). */
   detail: string[];
   /** What the last message said of a situation, so that a change is news and a repeat is not. */
@@ -28,9 +30,17 @@ export interface Look {
   news: Omit<Gathered, 'said'> | null;
   /** The situation in a key: a change from what was said is news. Task conditions have none: entries are news. */
   situation?: string;
+  /** Tasks gathered earlier that have left the state: not told, since nobody needs to look at them now. */
+  left?: { taskId: string; key: string }[];
 }
 
+/** Task IDs a message names. */
 export const MAX_TASK_IDS = 10;
+/**
+ * Task IDs a condition keeps between messages, so that those that leave the state before the next one can be taken out
+ * of its count. Past it, the earliest of a burst are counted as they entered: about 40 kB of gathered at most.
+ */
+export const KEPT_TASK_IDS = 1000;
 /** A source's deliveries answered 401 within five minutes that make signature_failures open. */
 export const SIGNATURE_FAILURES_OPEN_AT = 5;
 
@@ -64,9 +74,16 @@ export function look(condition: AlertCondition, observed: Observed, unresolvedAg
       const entered = observed.entered.filter((e) => e.state === condition);
       const tasks = [...new Set(entered.map((e) => e.taskId))];
       const by: Record<string, number> = {};
-      for (const e of entered) by[`${e.source}/${e.action}`] = (by[`${e.source}/${e.action}`] ?? 0) + 1;
+      const why: Record<string, string> = {};
+      for (const e of entered) {
+        const key = `${e.source}/${e.action}`;
+        by[key] = (by[key] ?? 0) + 1;
+        if (e.reason !== null) why[key] = e.reason;
+      }
       const total = observed.inState[condition] ?? 0;
-      return { active: total > 0, total, news: tasks.length === 0 ? null : { count: tasks.length, tasks: tasks.slice(-MAX_TASK_IDS), by, detail: [] } };
+      const left = observed.left.filter((l) => l.state === condition).map((l) => ({ taskId: l.taskId, key: `${l.source}/${l.action}` }));
+      const news = tasks.length === 0 ? null : { count: tasks.length, tasks: tasks.slice(-KEPT_TASK_IDS), by, detail: [], ...(Object.keys(why).length > 0 ? { why } : {}) };
+      return { active: total > 0, total, news, left };
     }
   }
 }
@@ -87,7 +104,7 @@ export interface Decision {
 
 /** Where the condition goes from `state` with this round's `look`. */
 export function decide(state: Pick<AlertStateRow, 'open' | 'lastSentAt' | 'sequence' | 'gathered'>, seen: Look, minIntervalMs: number, now: Date): Decision {
-  const before = { ...empty(), ...(state.gathered as Partial<Gathered>) };
+  const before = forget({ ...empty(), ...(state.gathered as Partial<Gathered>) }, seen.left ?? []);
   // A situation already said is not news again; entries are, each once.
   const news = seen.news && (seen.situation === undefined || seen.situation !== before.said) ? seen.news : null;
   const gathered = news ? merge(seen.situation === undefined ? before : { ...empty(), said: before.said }, news) : before;
@@ -107,6 +124,25 @@ export function decide(state: Pick<AlertStateRow, 'open' | 'lastSentAt' | 'seque
 function merge(into: Gathered, news: Omit<Gathered, 'said'>): Gathered {
   const by = { ...into.by };
   for (const [key, n] of Object.entries(news.by)) by[key] = (by[key] ?? 0) + n;
-  const tasks = [...into.tasks.filter((id) => !news.tasks.includes(id)), ...news.tasks].slice(-MAX_TASK_IDS);
-  return { ...into, count: into.count + news.count, tasks, by, detail: news.detail.length > 0 ? news.detail : into.detail };
+  const fresh = new Set(news.tasks);
+  const tasks = [...into.tasks.filter((id) => !fresh.has(id)), ...news.tasks].slice(-KEPT_TASK_IDS);
+  const why = into.why || news.why ? { ...into.why, ...news.why } : undefined;
+  return { ...into, count: into.count + news.count, tasks, by, detail: news.detail.length > 0 ? news.detail : into.detail, ...(why ? { why } : {}) };
+}
+
+/** Takes the tasks that left the state out of what was gathered, as if they had never entered it. */
+function forget(gathered: Gathered, left: readonly { taskId: string; key: string }[]): Gathered {
+  const kept = new Set(gathered.tasks);
+  const gone = left.filter((l) => kept.has(l.taskId));
+  if (gone.length === 0) return gathered;
+  const by = { ...gathered.by };
+  const why = gathered.why ? { ...gathered.why } : undefined;
+  for (const { key } of gone) {
+    by[key] = (by[key] ?? 1) - 1;
+    if (by[key]! > 0) continue;
+    delete by[key];
+    if (why) delete why[key];
+  }
+  const ids = new Set(gone.map((l) => l.taskId));
+  return { ...gathered, count: Math.max(0, gathered.count - gone.length), tasks: gathered.tasks.filter((id) => !ids.has(id)), by, ...(why ? { why } : {}) };
 }

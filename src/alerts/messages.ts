@@ -3,7 +3,7 @@
  * reads, signed with Standard Webhooks headers when the alert has a signingSecret — the forwarder signs it).
  */
 import type { AlertCondition } from '../config/alerts.ts';
-import type { Gathered } from './decide.ts';
+import { MAX_TASK_IDS, type Gathered } from './decide.ts';
 
 export interface AlertEvent {
   type: 'alert.opened' | 'alert.resolved' | 'alert.test';
@@ -18,6 +18,7 @@ export interface AlertEvent {
   source: string | null;
   action: string | null;
   breakdown: { source: string; action: string; count: number }[];
+  /** The situation in lines; for `failed`, why the latest task of each source and action failed. */
   detail: string[];
   /** The dashboard page to look at; null without `publicUrl`. */
   link: string | null;
@@ -54,11 +55,11 @@ export function alertEvent(
     condition: input.condition,
     count: gathered.count,
     total: input.total,
-    tasks: gathered.tasks,
+    tasks: gathered.tasks.slice(-MAX_TASK_IDS),
     source: only?.source ?? null,
     action: only?.action ?? null,
     breakdown,
-    detail: gathered.detail,
+    detail: [...gathered.detail, ...Object.entries(gathered.why ?? {}).map(([key, reason]) => `${key}: ${reason}`)],
     link: input.publicUrl === undefined ? null : new URL(page(input.condition), input.publicUrl).toString(),
     at: input.at.toISOString(),
   };

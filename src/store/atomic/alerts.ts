@@ -14,8 +14,13 @@ export const ALERTS_SOURCE = '_alerts';
 
 /** One round's look at the queue and the destinations. */
 export interface Observed {
-  /** Tasks that entered a state waiting for a person since the last round, each once. */
-  entered: { taskId: string; source: string; action: string; state: string }[];
+  /**
+   * Tasks that entered a state waiting for a person since the last round, each entry once, and are in it still: one
+   * that left it already (an unknown outcome a lookup reconciled a second later) waits for nobody. For `failed`, why.
+   */
+  entered: { taskId: string; source: string; action: string; state: string; reason: string | null }[];
+  /** Tasks a condition gathered for its next message (`gathered.tasks`) that have left its state since. */
+  left: { taskId: string; source: string; action: string; state: string }[];
   /** Tasks in each of those states now, counted up to a bound (`stateTotalsCap`). */
   inState: Record<string, number>;
   paused: { origin: string; reason: string | null }[];
@@ -29,6 +34,8 @@ export interface Observed {
 export const STATE_TOTALS_CAP = 10_000;
 /** Entries consumed a round at most: a backlog after a long outage is worked through round by round. */
 const ENTRIES_PER_ROUND = 5000;
+/** A failure's reason, as a message quotes it: the start of its last error. */
+const REASON_CHARS = 200;
 
 export interface AlertStateRow {
   alert: string;
@@ -36,6 +43,7 @@ export interface AlertStateRow {
   open: boolean;
   lastSentAt: Date | null;
   sequence: number;
+  /** What the condition holds for its next message; its `tasks`, an array of task IDs, are looked at each round. */
   gathered: Record<string, unknown>;
 }
 
@@ -64,11 +72,11 @@ export async function alertRound(
   return db.transaction(async (tx) => {
     const [lock] = await rowsOf<{ held: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${ROUND_LOCK}) as held`);
     if (!lock?.held) return null;
-    const observed = await observe(tx);
     const states = (await rowsOf<AlertStateRow>(
       tx,
       sql`select alert, condition, open, last_sent_at as "lastSentAt", sequence, gathered from alert_states`,
     )).map((row) => ({ ...row, lastSentAt: row.lastSentAt === null ? null : new Date(row.lastSentAt) }));
+    const observed = await observe(tx);
     const decided = decide(observed, states);
     if (decided.messages.length > 0) await insertMessages(tx, decided.messages);
     if (decided.states.length > 0) {
@@ -91,10 +99,20 @@ export async function alertRound(
 }
 
 async function observe(db: Db): Promise<Observed> {
-  // One statement, so the entries taken and the states counted are of one moment. In two, a task that failed between
-  // them was counted but its entry left for the next round: the condition opened with nothing to tell, and opened
-  // again a round later with the task.
-  const [figures] = await rowsOf<{ entered: Observed['entered']; inState: Record<string, number>; oldest: number | null; at: string }>(
+  // One statement, so the entries taken, the tasks they name and the states counted are of one moment. In two, a task
+  // that failed between them was counted but its entry left for the next round: the condition opened with nothing to
+  // tell, and opened again a round later with the task.
+  //
+  // An entry says a task entered a state, not that it is there: a lookup may have reconciled it since, and a message
+  // made later still would list a task nobody needs to look at. So each entry is read against its task, and what a
+  // condition gathered while its minInterval held the news back is read again, every round, until it is told.
+  const [figures] = await rowsOf<{
+    entered: Observed['entered'];
+    left: Observed['left'];
+    inState: Record<string, number>;
+    oldest: number | null;
+    at: string;
+  }>(
     db,
     sql`with entered as (
           delete from task_transitions
@@ -102,8 +120,16 @@ async function observe(db: Db): Promise<Observed> {
           returning id, task_id, source, action, state
         )
         select
-          (select coalesce(jsonb_agg(jsonb_build_object('taskId', task_id, 'source', source, 'action', action, 'state', state) order by id),
-             '[]'::jsonb) from entered) as entered,
+          (select coalesce(jsonb_agg(jsonb_build_object('taskId', e.task_id, 'source', e.source, 'action', e.action, 'state', e.state,
+              'reason', case when e.state = 'failed' then left(coalesce('transform: ' || t.transform_error, t.last_error), ${REASON_CHARS}) end)
+              order by e.id), '[]'::jsonb)
+           from entered e join tasks t on t.id = e.task_id and t.state = e.state) as entered,
+          (select coalesce(jsonb_agg(distinct jsonb_build_object('taskId', t.id, 'source', t.source, 'action', t.action, 'state', g.condition)),
+              '[]'::jsonb)
+           from alert_states g
+             cross join lateral jsonb_array_elements_text(case when jsonb_typeof(g.gathered->'tasks') = 'array' then g.gathered->'tasks' else '[]' end) as kept(task_id)
+             join tasks t on t.id = kept.task_id
+           where t.state <> g.condition) as "left",
           (select jsonb_object_agg(s.state, (select count(*) from (select 1 from tasks t
               where t.state = s.state and t.source <> ${ALERTS_SOURCE} limit ${STATE_TOTALS_CAP}) capped))
            from unnest(array['needs_review', 'outcome_unknown', 'failed', 'awaiting_approval']) as s(state)) as "inState",
@@ -124,6 +150,7 @@ async function observe(db: Db): Promise<Observed> {
   );
   return {
     entered: figures!.entered,
+    left: figures!.left,
     inState: figures!.inState,
     paused,
     signatureFailures,

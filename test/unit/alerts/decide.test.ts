@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decide, look, type Look } from '../../../src/alerts/decide.ts';
+import { alertEvent, slackText } from '../../../src/alerts/messages.ts';
 import type { Observed } from '../../../src/store/atomic/alerts.ts';
 
 const T0 = new Date('2026-12-02T10:00:00Z');
@@ -8,10 +9,18 @@ const MINUTE = 60_000;
 const closed = { open: false, lastSentAt: null, sequence: 0, gathered: {} };
 
 function observed(partial: Partial<Observed>): Observed {
-  return { entered: [], inState: {}, paused: [], signatureFailures: [], oldestUnresolvedSeconds: null, at: T0, ...partial };
+  return { entered: [], left: [], inState: {}, paused: [], signatureFailures: [], oldestUnresolvedSeconds: null, at: T0, ...partial };
 }
-const failures = (ids: string[], total = ids.length): Look =>
-  look('failed', observed({ entered: ids.map((taskId) => ({ taskId, source: 'shop', action: 'crm', state: 'failed' })), inState: { failed: total } }), 0);
+const failures = (ids: string[], total = ids.length, left: string[] = []): Look =>
+  look(
+    'failed',
+    observed({
+      entered: ids.map((taskId) => ({ taskId, source: 'shop', action: 'crm', state: 'failed', reason: `422 ${taskId} refused` })),
+      left: left.map((taskId) => ({ taskId, source: 'shop', action: 'crm', state: 'failed' })),
+      inState: { failed: total },
+    }),
+    0,
+  );
 
 describe('an alert condition', () => {
   it('opens with what entered, then holds what comes for the minInterval, then says it with its count', () => {
@@ -38,11 +47,32 @@ describe('an alert condition', () => {
     expect(cleared.next.open).toBe(false);
   });
 
-  it('keeps ten task IDs, the latest', () => {
-    const ids = Array.from({ length: 25 }, (_, i) => `t${i}`);
+  it('keeps a thousand task IDs, the latest, and names ten', () => {
+    const ids = Array.from({ length: 1025 }, (_, i) => `t${i}`);
     const opened = decide(closed, failures(ids), MINUTE, T0);
-    expect(opened.gathered.count).toBe(25);
-    expect(opened.gathered.tasks).toEqual(ids.slice(-10));
+    expect(opened.gathered.count).toBe(1025);
+    expect(opened.gathered.tasks).toEqual(ids.slice(-1000));
+    expect(alertEvent({ type: 'alert.opened', alert: 'ops', condition: 'failed', gathered: opened.gathered, total: 1025, publicUrl: undefined, at: T0 }).tasks)
+      .toEqual(ids.slice(-10));
+  });
+
+  it('takes tasks that left the state out of what it holds for the next message', () => {
+    const opened = decide(closed, failures(['t1']), MINUTE, T0);
+    const held = decide(opened.next, failures(['t2', 't3'], 3), MINUTE, after(10));
+    const next = decide(held.next, failures([], 2, ['t2']), MINUTE, after(61));
+    expect(next.type).toBe('alert.opened');
+    expect(next.gathered).toMatchObject({ count: 1, tasks: ['t3'], by: { 'shop/crm': 1 } });
+    // Every task it held left: nothing new to say, though the condition is open.
+    const emptied = decide(held.next, failures([], 1, ['t2', 't3']), MINUTE, after(61));
+    expect(emptied.type).toBeNull();
+    expect(emptied.next.gathered).toMatchObject({ count: 0, tasks: [], by: {} });
+  });
+
+  it('says why the latest task of each source and action failed', () => {
+    const opened = decide(closed, failures(['t1', 't2']), MINUTE, T0);
+    const event = alertEvent({ type: 'alert.opened', alert: 'ops', condition: 'failed', gathered: opened.gathered, total: 2, publicUrl: undefined, at: T0 });
+    expect(event.detail).toEqual(['shop/crm: 422 t2 refused']);
+    expect(slackText(event)).toContain('\nshop/crm: 422 t2 refused\n');
   });
 
   it('forgets tasks that entered and left before anything was said', () => {
