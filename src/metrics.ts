@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Store } from './store/connect.ts';
 import { TASK_STATES } from './store/decisions.ts';
 import { isUnresolved, queueFigures, summarize, type QueueFigures, type StateCount } from './store/queries/stats.ts';
-import { taskTally } from './store/queries/task-tally.ts';
+import { taskTally, type TaskTally } from './store/queries/task-tally.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
 export function createMetrics() {
@@ -66,9 +66,10 @@ export function createMetrics() {
 }
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** One scrape's reads: the tasks by state, and the attention queue's figures. */
+/** One scrape's reads: the sources' tasks by state, the alerts' messages, and the attention queue's figures. */
 interface Read {
   all: StateCount[];
+  alertMessages: StateCount[];
   queue: QueueFigures;
 }
 
@@ -81,13 +82,13 @@ interface Read {
 export function observeStore(
   metrics: Metrics,
   store: Store,
-  tally: () => Promise<StateCount[]> = taskTally(store),
+  tally: () => Promise<TaskTally> = taskTally(store),
   queue: () => Promise<QueueFigures> = () => queueFigures(store.db, []),
 ): void {
   let scrape: { at: number; read: Promise<Read | null> } | null = null;
   const states = () => {
     if (!scrape || performance.now() - scrape.at > 1000) {
-      scrape = { at: performance.now(), read: Promise.all([tally(), queue()]).then(([all, waiting]) => ({ all, queue: waiting }), () => null) };
+      scrape = { at: performance.now(), read: Promise.all([tally(), queue()]).then(([{ tasks, alertMessages }, waiting]) => ({ all: tasks, alertMessages, queue: waiting }), () => null) };
     }
     return scrape.read;
   };
@@ -111,6 +112,12 @@ export function observeStore(
     'oncehook_tasks',
     'Tasks by state, now',
     ({ all }, set) => Object.values(TASK_STATES).forEach((state) => set(all.find((s) => s.state === state)?.count ?? 0, { state })),
+    ['state'],
+  );
+  gauge(
+    'oncehook_alert_messages',
+    "Alert messages (tasks of source _alerts) by state, now: counted apart from the sources' tasks",
+    ({ alertMessages }, set) => Object.values(TASK_STATES).forEach((state) => set(alertMessages.find((s) => s.state === state)?.count ?? 0, { state })),
     ['state'],
   );
   gauge('oncehook_confirmed_effects', 'Tasks whose effect is confirmed (by a 2xx, a lookup or a person)', ({ all }, set) =>

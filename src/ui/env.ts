@@ -4,7 +4,8 @@ import type { AdminTokens } from '../api/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
 import type { Transforms } from '../shape/transforms.ts';
-import type { StateCount, Stats } from '../store/queries/stats.ts';
+import type { Stats } from '../store/queries/stats.ts';
+import type { TaskTally } from '../store/queries/task-tally.ts';
 
 /**
  * What every dashboard handler knows: who is signed in, the CSRF token its forms must carry, and whether the token
@@ -20,7 +21,7 @@ export interface UiDeps {
   /** The process's stats reader (its tallies count what arrived since the last view). */
   stats: () => Promise<Stats>;
   /** The process's task tally, by state with the oldest of each: the one `stats` and `/metrics` read. */
-  tasks: () => Promise<StateCount[]>;
+  tasks: () => Promise<TaskTally>;
   throttle: SignInThrottle;
   transforms: Transforms;
 }

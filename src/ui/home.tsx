@@ -106,7 +106,7 @@ export async function homePage(c: Context<UiEnv>, deps: UiDeps) {
   const { store } = deps;
   const window = await windowOf(store.db, range);
   const heldRoutes = [...(await pausedRoutes(store, deps.config)).sends.keys()];
-  const [deliveries, attempts, queue, tasks] = await Promise.all([
+  const [deliveries, attempts, queue, { tasks }] = await Promise.all([
     deliveriesOverTime(store, window),
     attemptsOverTime(store, window),
     taskStates(store.db, attentionSql(heldRoutes)),

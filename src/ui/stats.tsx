@@ -93,6 +93,11 @@ export async function statsPage(c: Context<UiEnv>, deps: UiDeps) {
           </div>
         </div>
         <div>
+          <h2>Alert messages by state</h2>
+          <p class="muted">Sent to people by the alerts (source <code>_alerts</code>): not among the tasks, nor their effects.</p>
+          <Tally head="State" rows={Object.entries(s.alertMessages)} />
+        </div>
+        <div>
           <h2>Deliveries by decision</h2>
           <Tally head="Decision" rows={Object.entries(s.decisions)} />
         </div>

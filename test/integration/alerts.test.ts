@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { ADMIN_TOKEN, adminApi, signedInDashboard } from '../support/admin.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { rows, waitFor } from '../support/forwarding.ts';
@@ -131,6 +131,21 @@ describe('alerts', () => {
     });
     expect(failed).toMatchObject({ alert: 'removed', type: 'alert.test', attempts: 1 });
     expect(failed.lastError).toMatch(/^404 .*no_service/);
+  });
+
+  it("are counted apart from the sources' tasks, in /api/stats and on the stats page", async () => {
+    const api = adminApi(gateway.url);
+    const stats = await waitFor(async () => {
+      const read = (await api('/api/stats')).json;
+      return (read.alertMessages.succeeded ?? 0) > 0 && read;
+    });
+    // Every source's task here is refused, failed or waits: none has an effect, whatever the alerts sent.
+    expect(stats.confirmedEffects).toBe(0);
+    expect(stats.tasks.find((s: { state: string }) => s.state === 'succeeded')).toBeUndefined();
+    const page = await signedInDashboard(gateway.url)('/ui/stats');
+    expect(page).toContain('<h2>Alert messages by state</h2>');
+    expect(page).toMatch(/<h2>Tasks by state<\/h2>(?:(?!<h2>).)*<\/table>/s);
+    expect(/<h2>Tasks by state<\/h2>((?:(?!<h2>).)*)/s.exec(page)![1]).not.toContain('succeeded');
   });
 
   // Two statements, two moments: a task that failed between them was counted in the state but its entry was not

@@ -101,6 +101,7 @@ describe('GET /api/stats', () => {
     expect(stats.decisions.duplicate_delivery).toBeGreaterThanOrEqual(1);
     expect(stats.attempts.unknown).toBeGreaterThanOrEqual(1);
     expect(stats.confirmedEffects).toBeGreaterThanOrEqual(1);
+    expect(stats.alertMessages).toEqual({});
     expect(stats.unresolved).toMatchObject({ count: expect.any(Number) });
     expect(stats.tasks.every((s: { state: string; count: number }) => typeof s.state === 'string' && s.count > 0)).toBe(true);
     expect(stats.needsAttention.count).toBe(

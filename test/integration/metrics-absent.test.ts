@@ -9,6 +9,7 @@ import { TASK_STATES } from '../../src/store/decisions.ts';
 
 const DATABASE_FIGURES = [
   'oncehook_tasks',
+  'oncehook_alert_messages',
   'oncehook_confirmed_effects',
   'oncehook_tasks_unresolved',
   'oncehook_tasks_unresolved_oldest_seconds',
@@ -81,6 +82,7 @@ describe(`/metrics figures read from the database (${engine()})`, () => {
       return samples.size > 0 && samples;
     }, 10_000);
     expect(back.get('oncehook_tasks_unresolved')).toBeGreaterThanOrEqual(0);
-    expect(back.size).toBe(DATABASE_FIGURES.length - 1 + Object.values(TASK_STATES).length);
+    // A series per state for the tasks and for the alerts' messages; one for each of the others.
+    expect(back.size).toBe(DATABASE_FIGURES.length - 2 + 2 * Object.values(TASK_STATES).length);
   });
 });

@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { taskStates, type StateCount } from '../../src/store/queries/stats.ts';
-import { taskTally } from '../../src/store/queries/task-tally.ts';
+import { ALERTS_SOURCE } from '../../src/store/atomic/alerts.ts';
+import { taskTally, type TaskTally } from '../../src/store/queries/task-tally.ts';
 import { engine, freshStore, holdTransaction, type TestStore } from '../support/engine.ts';
 import { writeBeforeStatement } from '../support/interleave.ts';
 import { shopReceipt } from '../support/receipts.ts';
@@ -27,12 +28,13 @@ async function move(n: number, from: string, to: string): Promise<void> {
   );
 }
 
-const counts = (states: StateCount[]) => Object.fromEntries(states.map((s) => [s.state, s.count]));
+/** A tally's sources' tasks, or a full count's, by state. */
+const counts = (states: StateCount[] | TaskTally) => Object.fromEntries(('tasks' in states ? states.tasks : states).map((s) => [s.state, s.count]));
 
 describe('task tally', () => {
   it('counts every state as a full count does, through inserts and changes of state', async () => {
     const tally = taskTally(t.store);
-    expect(await tally()).toEqual([]);
+    expect(await tally()).toEqual({ tasks: [], alertMessages: [] });
     await newTasks(30);
     await move(20, 'pending', 'succeeded');
     await move(3, 'pending', 'needs_review');
@@ -40,7 +42,7 @@ describe('task tally', () => {
     expect(counts(first)).toEqual({ pending: 7, succeeded: 20, needs_review: 3 });
     const full = await taskStates(t.store.db);
     expect(counts(first)).toEqual(counts(full));
-    for (const s of first) {
+    for (const s of first.tasks) {
       expect(s.oldestAgeSeconds).toBeCloseTo(full.find((f) => f.state === s.state)!.oldestAgeSeconds!, 0);
     }
 
@@ -115,5 +117,25 @@ describe('task tally', () => {
       await late.commit();
       await late.end();
     }
+  });
+
+  it("counts the alerts' messages apart from the sources' tasks", async () => {
+    // Last: the tests above compare with a count of every task.
+    const tally = taskTally(t.store);
+    const before = await tally();
+    const message = (id: string, state: string) =>
+      t.store.db.execute(sql`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256)
+        values (${id}, ${ALERTS_SOURCE}, 'ops', 'failed', ${id}, ${state}, 'x')`);
+    await message('t_tally_alert_sent', 'succeeded');
+    await message('t_tally_alert_sent2', 'succeeded');
+    await message('t_tally_alert_waiting', 'pending');
+    const after = await tally();
+    expect(counts(after)).toEqual(counts(before));
+    expect(counts(after.alertMessages)).toEqual({ succeeded: 2, pending: 1 });
+    // A process starting now counts the history apart too.
+    expect(counts((await taskTally(t.store, 2)()).alertMessages)).toEqual({ succeeded: 2, pending: 1 });
+    expect(counts(after)).toEqual(counts(await taskStates(t.store.db, sql`source <> ${ALERTS_SOURCE}`)));
+    await t.store.db.execute(sql`update tasks set state = 'failed' where id = 't_tally_alert_waiting'`);
+    expect(counts((await tally()).alertMessages)).toEqual({ succeeded: 2, failed: 1 });
   });
 });

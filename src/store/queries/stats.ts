@@ -6,7 +6,7 @@ import { rowsOf } from '../rows.ts';
 import { attemptClasses } from './attempt-classes.ts';
 import { deliveryTally } from './delivery-tally.ts';
 import { attentionSql, inList } from './task-filter.ts';
-import { taskTally } from './task-tally.ts';
+import { taskTally, type TaskTally } from './task-tally.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */
 const SETTLED = [TASK_STATES.succeeded, TASK_STATES.cancelled];
@@ -25,9 +25,12 @@ export interface Stats {
   decisions: Record<string, number>;
   /** Sends and lookups by outcome class (`open`: still in flight). */
   attempts: Record<string, number>;
+  /** The sources' tasks by state; the alerts' own messages are not among them. */
   tasks: StateCount[];
   /** Tasks with a confirmed effect: by a 2xx, a lookup, or a person. */
   confirmedEffects: number;
+  /** The alerts' messages (tasks of source `_alerts`) by state: sent to people, not effects of any source. */
+  alertMessages: Record<string, number>;
   /** Every task not yet succeeded or cancelled, retries in flight included: nothing unfinished is left out. */
   unresolved: { count: number; oldestAgeSeconds: number | null };
   /** What waits for a person: the attention queue, held tasks and stranded steps included. */
@@ -66,17 +69,17 @@ export const isUnresolved = (state: string) => !(SETTLED as readonly string[]).i
  */
 export function statsReader(
   store: Store,
-  tasks: () => Promise<StateCount[]> = taskTally(store),
+  tally: () => Promise<TaskTally> = taskTally(store),
   queue: () => Promise<QueueFigures> = () => queueFigures(store.db, []),
 ): () => Promise<Stats> {
   const { db } = store;
   const receipts = deliveryTally(store);
   return async () => {
-    const [[paused], decisions, attempts, states, waiting] = await Promise.all([
+    const [[paused], decisions, attempts, { tasks: states, alertMessages }, waiting] = await Promise.all([
       rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),
       receipts(),
       attemptClasses(store),
-      tasks(),
+      tally(),
       queue(),
     ]);
     return {
@@ -88,6 +91,7 @@ export function statsReader(
       attempts,
       tasks: states,
       confirmedEffects: states.find((s) => s.state === TASK_STATES.succeeded)?.count ?? 0,
+      alertMessages: Object.fromEntries(alertMessages.map((s) => [s.state, s.count])),
       unresolved: summarize(states, isUnresolved),
       needsAttention: waiting.needsAttention,
       heldByPausedDestinations: waiting.held,

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Store } from '../connect.ts';
+import { ALERTS_SOURCE } from '../atomic/alerts.ts';
 import { TASK_STATES } from '../decisions.ts';
 import { rowsOf } from '../rows.ts';
 import { SLICE } from '../slices.ts';
@@ -11,16 +12,33 @@ import { inList } from './task-filter.ts';
 /** Every state but `succeeded`: counted row by row, since tasks leave them. */
 const COUNTED = Object.values(TASK_STATES).filter((state) => state !== TASK_STATES.succeeded);
 
-/** Every task has one row here, with the inserting transaction's ID; tasks themselves keep theirs unindexed. */
-const TASK_REFS: Ledger = { table: 'task_refs', key: "''", tiebreak: 'task_id', tiebreakType: 'text' };
+/**
+ * Every task has one row here, with the inserting transaction's ID; tasks themselves keep theirs unindexed. Keyed by
+ * whether the task is an alert's message, so that the sources' tasks and the alerts' messages are counted apart.
+ */
+const TASK_REFS: Ledger = {
+  table: 'task_refs',
+  key: `case when source = '${ALERTS_SOURCE}' then 'alerts' else 'tasks' end`,
+  tiebreak: 'task_id',
+  tiebreakType: 'text',
+};
 
 interface TallyRow {
   state: string | null;
+  alerts: boolean | null;
   count: number | null;
   oldest: number | null;
   horizon: string;
   seen: number;
   settled: number;
+  alertsSeen: number;
+  alertsSettled: number;
+}
+
+/** Tasks by state: the sources' tasks, and apart from them the alerts' own messages (source `_alerts`). */
+export interface TaskTally {
+  tasks: StateCount[];
+  alertMessages: StateCount[];
 }
 
 /**
@@ -32,8 +50,12 @@ interface TallyRow {
  * All tasks are counted by increments (increments.ts) over task_refs, which has a row with the inserting
  * transaction's ID for every task, and tasks are never deleted; the first read counts the history in slices
  * of `slice` tasks. After it, everything is one statement, so the total and the states come from one snapshot.
+ *
+ * An alert's message is a task too, but no source's: counted as tasks it would make 38 orders read as 47 confirmed
+ * effects. Telling them apart reads the source of each task in a state tasks leave, from the table (the state
+ * index does not hold it): those are the tasks in flight or waiting for a person, not the history.
  */
-export function taskTally(store: Store, slice: number = SLICE[store.kind]): () => Promise<StateCount[]> {
+export function taskTally(store: Store, slice: number = SLICE[store.kind]): () => Promise<TaskTally> {
   const { db } = store;
   const all = new Increments();
   return oneAtATime(async () => {
@@ -42,27 +64,40 @@ export function taskTally(store: Store, slice: number = SLICE[store.kind]): () =
       db,
       sql`with h as materialized (select ${horizon} as at),
           fresh as (
-            select count(*)::int as seen, (count(*) filter (where txid < (select at from h)))::int as settled
+            select (count(*) filter (where source <> ${ALERTS_SOURCE}))::int as seen,
+              (count(*) filter (where source <> ${ALERTS_SOURCE} and txid < (select at from h)))::int as settled,
+              (count(*) filter (where source = ${ALERTS_SOURCE}))::int as "alertsSeen",
+              (count(*) filter (where source = ${ALERTS_SOURCE} and txid < (select at from h)))::int as "alertsSettled"
             from task_refs where txid >= ${all.from}::xid8)
-          select s.state, s.count, s.oldest, (select at::text from h) as horizon, fresh.seen, fresh.settled
+          select s.state, s.alerts, s.count, s.oldest, (select at::text from h) as horizon, fresh.*
           from fresh left join lateral (
-            select state, count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as oldest
-            from tasks where state in ${inList(COUNTED)} group by state
+            select state, source = ${ALERTS_SOURCE} as alerts, count(*)::int as count,
+              extract(epoch from now() - min(created_at))::float8 as oldest
+            from tasks where state in ${inList(COUNTED)} group by 1, 2
             union all
-            select ${TASK_STATES.succeeded}, null, extract(epoch from now() - min(created_at))::float8
-            from tasks where state = ${TASK_STATES.succeeded}
+            select ${TASK_STATES.succeeded}, false, null, extract(epoch from now() - min(created_at))::float8
+            from tasks where state = ${TASK_STATES.succeeded} and source <> ${ALERTS_SOURCE}
           ) s on true`,
     );
     const first = rows[0];
     if (!first) throw new Error('the task tally read no row');
-    const total = all.add(first.horizon, [{ key: '', seen: first.seen, settled: first.settled }]).get('') ?? 0;
-    const counted = rows.filter((row) => row.state !== TASK_STATES.succeeded && row.state !== null);
-    const succeeded = total - counted.reduce((n, row) => n + (row.count ?? 0), 0);
-    const states: StateCount[] = counted.map((row) => ({ state: row.state!, count: row.count ?? 0, oldestAgeSeconds: row.oldest }));
-    if (succeeded > 0) {
-      const oldest = rows.find((row) => row.state === TASK_STATES.succeeded)?.oldest ?? null;
-      states.push({ state: TASK_STATES.succeeded, count: succeeded, oldestAgeSeconds: oldest });
-    }
-    return states.sort((a, b) => a.state.localeCompare(b.state));
+    const totals = all.add(first.horizon, [
+      { key: 'tasks', seen: first.seen, settled: first.settled },
+      { key: 'alerts', seen: first.alertsSeen, settled: first.alertsSettled },
+    ]);
+    const ofKind = (alerts: boolean) => byState(rows.filter((row) => row.alerts === alerts), totals.get(alerts ? 'alerts' : 'tasks') ?? 0);
+    return { tasks: ofKind(false), alertMessages: ofKind(true) };
   });
+}
+
+/** The states counted, and `succeeded` as what is left of `total`. */
+function byState(rows: TallyRow[], total: number): StateCount[] {
+  const counted = rows.filter((row) => row.state !== TASK_STATES.succeeded && row.state !== null);
+  const succeeded = total - counted.reduce((n, row) => n + (row.count ?? 0), 0);
+  const states: StateCount[] = counted.map((row) => ({ state: row.state!, count: row.count ?? 0, oldestAgeSeconds: row.oldest }));
+  if (succeeded > 0) {
+    const oldest = rows.find((row) => row.state === TASK_STATES.succeeded)?.oldest ?? null;
+    states.push({ state: TASK_STATES.succeeded, count: succeeded, oldestAgeSeconds: oldest });
+  }
+  return states.sort((a, b) => a.state.localeCompare(b.state));
 }
