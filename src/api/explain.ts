@@ -35,6 +35,21 @@ function taskInWords(task: RelatedTask): string {
 
 const receipt = (row: DeliveryRow) => `delivery ${row.id} (${row.source} delivery ID ${row.deliveryId}) at ${time(row.receivedAt)}`;
 
+const SKIP_WORDS: Record<DeliveryRow['skippedReasons'][number], string> = { filtered: 'filtered', topic: 'off-topic' };
+
+/**
+ * What a receipt made, as a list shows it: `2 tasks`, or for an accepted one that made none, why — `no task:
+ * filtered` (an action's filter), `no task: off-topic` (no action takes its topic). Null for a duplicate: its tasks
+ * are its origin's.
+ */
+export function tasksMadeWords(row: Pick<DeliveryRow, 'decision' | 'taskCount' | 'skippedReasons'>): string | null {
+  if (row.taskCount > 0) return `${row.taskCount} task${row.taskCount === 1 ? '' : 's'}`;
+  if (row.decision !== 'accepted') return null;
+  // Recorded before skipped actions were kept, or a sender's notice that names no work: no action took it.
+  if (row.skippedReasons.length === 0) return 'no task: no action takes it';
+  return `no task: ${row.skippedReasons.map((reason) => SKIP_WORDS[reason]).join(', ')}`;
+}
+
 /** The decision on a receipt in words: what it matched, and where the work it is about stands now. */
 export function explainDelivery(view: DeliveryView): string {
   const tasks = view.tasks.length > 0 ? `; ${view.tasks.map(taskInWords).join('; ')}` : '';

@@ -1,12 +1,12 @@
-import { heldWords, ledgerName, originUses, strandedWords } from '../api/explain.ts';
+import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords } from '../api/explain.ts';
 import type { Alerts, Bulk, Deliveries, Delivery, Destinations, StatsAnswer, Task, Tasks } from './answers.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
 
 export function deliveriesView(page: Deliveries): string {
-  const rows = page.items.map((d) => [d.id, age(d.receivedAt), d.source, d.decision, d.eventId, d.deliveryId]);
-  return withNext(table(['ID', 'AGE', 'SOURCE', 'DECISION', 'EVENT', 'DELIVERY ID'], rows, 40), page);
+  const rows = page.items.map((d) => [d.id, age(d.receivedAt), d.source, d.decision, tasksMadeWords(d) ?? '', d.eventId, d.deliveryId]);
+  return withNext(table(['ID', 'AGE', 'SOURCE', 'DECISION', 'TASKS', 'EVENT', 'DELIVERY ID'], rows, 40), page);
 }
 
 /** Said of a task whose stored body retention purged: it can no longer be sent. */

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { explainDelivery } from '../api/explain.ts';
+import { explainDelivery, tasksMadeWords } from '../api/explain.ts';
 import { blank, pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
 import { HttpError } from '../errors.ts';
 import { DECISIONS } from '../store/decisions.ts';
@@ -27,6 +27,7 @@ function DeliveryTable({ rows }: { rows: DeliveryRow[] }) {
           <th>Receipt</th>
           <th>Source</th>
           <th>Decision</th>
+          <th>Tasks</th>
           <th>Topic</th>
           <th>Event ID</th>
           <th>Sender's delivery ID</th>
@@ -46,6 +47,7 @@ function DeliveryTable({ rows }: { rows: DeliveryRow[] }) {
             <td>
               <Badge value={row.decision} />
             </td>
+            <td class="nowrap">{tasksMadeWords(row) ?? <span class="muted">—</span>}</td>
             <td class="nowrap">{row.topic ?? <span class="muted">—</span>}</td>
             <td>
               <Id value={row.eventId} max={28} />

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminApi, ADMIN_TOKEN, followPages, setState } from '../support/admin.ts';
+import { deliveriesView } from '../../src/cli/views.ts';
+import { adminApi, ADMIN_TOKEN, followPages, setState, signedInDashboard } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine, holdTransaction } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -9,7 +10,9 @@ let gateway: TestGateway;
 let api: ReturnType<typeof adminApi>;
 
 beforeAll(async () => {
-  gateway = await startTestGateway(shopConfig(), { role: 'web', adminToken: ADMIN_TOKEN });
+  // A filter and topics that make no task of some deliveries: the list tells those apart from the rest.
+  const crm = { url: 'http://127.0.0.1:9/crm', idempotency: 'key', topics: ['orders/create'], filter: { body: { email: { $neq: 'ignored@example.com' } } } };
+  gateway = await startTestGateway(shopConfig({ crm }), { role: 'web', adminToken: ADMIN_TOKEN });
   api = adminApi(gateway.url);
 });
 afterAll(async () => {
@@ -53,6 +56,33 @@ describe('GET /api/deliveries', () => {
     expect(dup.json.items).toMatchObject([{ deliveryId: `${eventId}-b` }]);
     expect((await api(`/api/deliveries?deliveryId=${eventId}-a`)).json.items).toHaveLength(1);
     expect((await api(`/api/deliveries?source=nope`)).json.items).toHaveLength(0);
+  });
+});
+
+describe('what a delivery made', () => {
+  it('counts the tasks of each receipt, and says why an accepted one made none: in the API, the CLI and the dashboard', async () => {
+    const eventId = `made-${Math.random()}`;
+    const ignored = JSON.stringify({ id: 1, email: 'ignored@example.com', total_price: '10.00' });
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: `${eventId}-a` }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId, webhookId: `${eventId}-b` }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${eventId}-filtered`, body: ignored }));
+    await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${eventId}-topic`, topic: 'carts/create' }));
+    const page = (await api('/api/deliveries?limit=4')).json;
+    const made = page.items.map((d: any) => [d.eventId, d.decision, d.taskCount, d.skippedReasons]);
+    expect(made).toEqual([
+      [`${eventId}-topic`, 'accepted', 0, ['topic']],
+      [`${eventId}-filtered`, 'accepted', 0, ['filtered']],
+      // A duplicate makes no task: its origin's are the ones it is about.
+      [eventId, 'duplicate_event', 0, []],
+      [eventId, 'accepted', 1, []],
+    ]);
+    const cli = deliveriesView(page).split('\n');
+    expect(cli[0]).toMatch(/^ID +AGE +SOURCE +DECISION +TASKS +EVENT/);
+    expect(cli.slice(1, 5).map((line) => / (no task: [a-z-]+|1 task|) +\S*made-/.exec(line)?.[1])).toEqual(['no task: off-topic', 'no task: filtered', '', '1 task']);
+    const html = await signedInDashboard(gateway.url)('/ui/deliveries?limit=4');
+    expect(html).toContain('<td class="nowrap">no task: filtered</td>');
+    expect(html).toContain('<td class="nowrap">no task: off-topic</td>');
+    expect(html).toContain('<td class="nowrap">1 task</td>');
   });
 });
 

@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/connect.ts';
 import { ATTEMPTS_BY_CLASS } from '../../src/store/queries/attempt-series.ts';
-import { tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
+import { listDeliveriesSql, tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
 import { RECEIPTS_BY_DECISION } from '../../src/store/queries/delivery-series.ts';
 import { destinationUse } from '../../src/store/queries/destinations.ts';
 import { bucketCountSql, windowOf } from '../../src/store/queries/time-buckets.ts';
@@ -54,6 +54,14 @@ describe('query plans', () => {
   it("a receipt's tasks are found through task_refs' receipt index", async () => {
     const plan = await planOf(tasksOfReceiptSql('r_x'));
     expect(plan).toContain('task_refs_delivery_idx');
+    expect(plan).not.toContain('Seq Scan');
+  });
+
+  // A page's task counts cost an index lookup a receipt, not a pass over the tasks.
+  it("a page of deliveries walks their page index and counts each one's tasks through task_refs' receipt index", async () => {
+    const plan = await planOf(listDeliveriesSql({}, { limit: 50, order: 'desc' }, []));
+    expect(plan).toContain('deliveries_page_idx');
+    expect(plan).toMatch(/task_refs_delivery_idx.*\n\s+Index Cond: \(delivery_id = d\.id\)/);
     expect(plan).not.toContain('Seq Scan');
   });
 

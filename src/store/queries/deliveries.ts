@@ -22,25 +22,41 @@ export interface DeliveryRow {
   decision: string;
   matchedDeliveryId: string | null;
   bodyBytes: number;
+  /**
+   * The tasks this receipt made, replays of them included: 0 for an `accepted` one whose every action was filtered
+   * or off-topic, and for a duplicate, whose tasks are its origin's.
+   */
+  taskCount: number;
+  /** Why actions made no task of it (each reason once): `filtered`, `topic`; empty when each made one. */
+  skippedReasons: SkippedAction['reason'][];
 }
 
+/** Counted through task_refs' receipt index: a few entries a receipt, where tasks keeps no index on it. */
 const columns = sql`d.id, d.source, d.delivery_id as "deliveryId", d.event_id as "eventId", d.topic,
-  d.received_at as "receivedAt", d.decision, d.matched_delivery_id as "matchedDeliveryId", d.body_bytes as "bodyBytes"`;
+  d.received_at as "receivedAt", d.decision, d.matched_delivery_id as "matchedDeliveryId", d.body_bytes as "bodyBytes",
+  (select count(*)::int from task_refs r where r.delivery_id = d.id) as "taskCount",
+  (select coalesce(jsonb_agg(distinct s.reason order by s.reason), '[]'::jsonb)
+   from jsonb_to_recordset(coalesce(d.skipped, '[]'::jsonb)) as s(reason text)) as "skippedReasons"`;
 
 export async function listDeliveries(db: Db, filter: DeliveryFilter, request: PageRequest): Promise<Page<DeliveryRow>> {
-  const page = pageClauses(request, sql`d.txid`, sql`d.seq`, 'bigint', await otherDatabasesXids(db));
+  const rows = await rowsOf<DeliveryRow & { cursorTxid: string; cursorTiebreak: string }>(
+    db,
+    listDeliveriesSql(filter, request, await otherDatabasesXids(db)),
+  );
+  return toPage(rows.map(withDates), request);
+}
+
+/** One page of receipts; `others` are the other databases' transactions (otherDatabasesXids). */
+export function listDeliveriesSql(filter: DeliveryFilter, request: PageRequest, others: readonly string[]): SQL {
+  const page = pageClauses(request, sql`d.txid`, sql`d.seq`, 'bigint', others);
   const where = [page.where];
   if (filter.source !== undefined) where.push(sql`d.source = ${filter.source}`);
   if (filter.decision !== undefined) where.push(sql`d.decision = ${filter.decision}`);
   if (filter.eventId !== undefined) where.push(sql`d.event_id = ${filter.eventId}`);
   if (filter.deliveryId !== undefined) where.push(sql`d.delivery_id = ${filter.deliveryId}`);
-  const rows = await rowsOf<DeliveryRow & { cursorTxid: string; cursorTiebreak: string }>(
-    db,
-    sql`select ${columns}, d.txid::text as "cursorTxid", d.seq::text as "cursorTiebreak"
-        from deliveries d where ${sql.join(where, sql` and `)}
-        order by ${page.orderBy} limit ${page.limit}`,
-  );
-  return toPage(rows.map(withDates), request);
+  return sql`select ${columns}, d.txid::text as "cursorTxid", d.seq::text as "cursorTiebreak"
+      from deliveries d where ${sql.join(where, sql` and `)}
+      order by ${page.orderBy} limit ${page.limit}`;
 }
 
 export interface RelatedTask {
