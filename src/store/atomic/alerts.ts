@@ -5,12 +5,15 @@
  * round's lock taken, makes none. The forwarder then sends them as any task: retried, in the run ledger, keyed.
  */
 import { sql } from 'drizzle-orm';
+import { ALERT_CONDITIONS } from '../../config/alerts.ts';
 import type { Db } from '../connect.ts';
 import { TASKS_CHANNEL } from '../decisions.ts';
 import { batchJson, rowsOf } from '../rows.ts';
 
 /** The source of the alerts' own messages: no configured source can be named so (names start with a letter or digit). */
 export const ALERTS_SOURCE = '_alerts';
+/** The event IDs of the alerts' messages: each its condition, or `test`. How the task tally finds them (task_refs' event index). */
+export const MESSAGE_EVENT_IDS: readonly string[] = [...ALERT_CONDITIONS, 'test'];
 
 /** One round's look at the queue and the destinations. */
 export interface Observed {
