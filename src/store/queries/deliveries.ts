@@ -31,12 +31,15 @@ export interface DeliveryRow {
   skippedReasons: SkippedAction['reason'][];
 }
 
-/** Counted through task_refs' receipt index: a few entries a receipt, where tasks keeps no index on it. */
+/**
+ * Counted through task_refs' receipt index: a few entries a receipt, where tasks keeps no index on it. `skipped` is
+ * read only when it is a list: a receipt may hold SQL NULL or a JSON null there, which jsonb_to_recordset refuses.
+ */
 const columns = sql`d.id, d.source, d.delivery_id as "deliveryId", d.event_id as "eventId", d.topic,
   d.received_at as "receivedAt", d.decision, d.matched_delivery_id as "matchedDeliveryId", d.body_bytes as "bodyBytes",
   (select count(*)::int from task_refs r where r.delivery_id = d.id) as "taskCount",
   (select coalesce(jsonb_agg(distinct s.reason order by s.reason), '[]'::jsonb)
-   from jsonb_to_recordset(coalesce(d.skipped, '[]'::jsonb)) as s(reason text)) as "skippedReasons"`;
+   from jsonb_to_recordset(case when jsonb_typeof(d.skipped) = 'array' then d.skipped else '[]'::jsonb end) as s(reason text)) as "skippedReasons"`;
 
 export async function listDeliveries(db: Db, filter: DeliveryFilter, request: PageRequest): Promise<Page<DeliveryRow>> {
   const rows = await rowsOf<DeliveryRow & { cursorTxid: string; cursorTiebreak: string }>(
