@@ -19,6 +19,8 @@ export interface WaitOptions {
   onWaiting?: (waiting: Waiting) => void;
   /** Aborted: the wait ends at once with the last failure (a SIGTERM during the start). */
   signal?: AbortSignal | undefined;
+  /** When the wait began (performance.now()): a start waits once in all, over its steps. Default: now. */
+  since?: number;
 }
 
 /**
@@ -66,7 +68,7 @@ const REASONS: Record<string, string> = {
  * try is logged. The last failure is thrown as it was, with `waitedMs` on it for the one-line error.
  */
 export async function waitForDatabase<T>(work: () => Promise<T>, options: WaitOptions): Promise<T> {
-  const started = performance.now();
+  const started = options.since ?? performance.now();
   for (let tries = 1; ; tries++) {
     try {
       return await work();
