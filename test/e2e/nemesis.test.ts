@@ -8,8 +8,8 @@ describe('nemesis: two gateways through cut, stalled, slowed and refused connect
   it(`${FAULT_COUNT} faults lose nothing answered, double no effect, fake no success and accept no event twice`, async () => {
     const summary = await runNemesis({
       faults: FAULT_COUNT,
-      faultMs: [100, 400],
-      gapMs: [50, 200],
+      faultMs: [100, 300],
+      gapMs: [50, 150],
       log: process.env.NEMESIS_LOG ? console.log : undefined,
     });
     const seed = `seed ${summary.seed}`;

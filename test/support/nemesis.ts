@@ -152,6 +152,8 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisSummar
           const gateway = await spawnGateway({
             args: ['--config', configFile, '--lease-grace-ms', '200', '--db-wait', '120s'],
             env: { DATABASE_URL: viaProxy.toString() },
+            // A start waits out the fault in progress; on a loaded machine it may take a while more.
+            startTimeoutMs: 120_000,
             ...(options.bin ? { bin: options.bin } : {}),
           });
           starts++;
@@ -167,7 +169,8 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisSummar
           return;
         } catch (error) {
           unexpectedExits++;
-          log(`a gateway did not start: ${(error as Error).message.split('\n').slice(0, 3).join(' | ')}`);
+          const lines = (error as Error).message.trim().split('\n');
+          log(`a gateway did not start: ${[lines[0], ...lines.slice(-3)].join(' | ')}`);
           await sleep(500);
         }
       }
