@@ -131,7 +131,10 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisSummar
         url: `${downstreamUrl}${path}`,
         timeoutMs: TIMEOUT_MS,
         topics: [topic],
-        backoff: { initialMs: 20, maxMs: 500 },
+        // Attempts enough to outlast any run of faults: a task that ends failed or needs_review here says
+        // something went wrong, not that eight attempts fell inside a few seconds of faults.
+        maxAttempts: 100,
+        backoff: { initialMs: 20, maxMs: 1000 },
         ...(safeguard === 'key' ? { idempotency: 'key' } : {}),
         ...(safeguard === 'lookup' ? { lookup: `${downstreamUrl}${path}/lookup?key={key}` } : {}),
       },
