@@ -44,7 +44,7 @@ describe('a start while PostgreSQL is away', () => {
     const port = await freePort();
     const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--host', '127.0.0.1', '--config', configFile], {
       cwd: REPO,
-      env: { ...process.env, DATABASE_URL: viaProxy, ONCEHOOK_DB_WAIT: '30s', LOG_LEVEL: 'info' },
+      env: { ...process.env, DATABASE_URL: viaProxy, ONCEHOOK_DB_WAIT: '60s', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -52,7 +52,8 @@ describe('a start while PostgreSQL is away', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const url = `http://127.0.0.1:${port}`;
     try {
-      await waitFor(() => /waiting for the database \(connection refused\)/.test(output), 10_000);
+      // A process start: seconds on a loaded machine.
+      await waitFor(() => /waiting for the database \(connection refused\)/.test(output), 30_000);
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
       const readyz = await fetch(`${url}/readyz`);
       expect(readyz.status).toBe(503);
