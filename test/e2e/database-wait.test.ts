@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/connect.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { freshPostgresDatabase, PG_ADMIN_URL, type TestDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
@@ -91,5 +92,20 @@ describe('a start while PostgreSQL is away', () => {
     // The default wait is a minute: the absent database failed on its first try, not after it.
     expect(performance.now() - started).toBeLessThan(20_000);
     await proxy.restore();
+  });
+
+  // The worker's LISTEN is a step of the start: postgres.js answered every LISTEN after a failed one with that
+  // same failure, so the start's next tries failed too, for as long as 96 s with the database back.
+  it('subscribes on the next try once the database is back, after a LISTEN that failed', async () => {
+    const store = await openStore({ databaseUrl: viaProxy, poolSize: 1 });
+    try {
+      await proxy.refuse();
+      await expect(store.listen('oncehook_wait_test', () => {}, () => {})).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await proxy.restore();
+      const unlisten = await store.listen('oncehook_wait_test', () => {}, () => {});
+      await unlisten();
+    } finally {
+      await store.close();
+    }
   });
 });
