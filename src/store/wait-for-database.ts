@@ -58,7 +58,7 @@ const REASONS: Record<string, string> = {
   TARGET_SESSION_ATTRS_UNMET: 'no primary among the hosts',
   '57P01': 'the server is shutting down',
   '57P02': 'the server is shutting down',
-  '57P03': 'the server is starting up',
+  '57P03': 'the server is not accepting connections yet',
 };
 
 /**

@@ -17,7 +17,7 @@ describe('waiting for the database at start-up', () => {
 
   it('names what a try met by its code, through drizzle\'s wrapping', () => {
     expect(reasonOf(new Error('wrapped', { cause: failing('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.1:5432') }))).toBe('connection refused');
-    expect(reasonOf(failing('57P03'))).toBe('the server is starting up');
+    expect(reasonOf(failing('57P03'))).toBe('the server is not accepting connections yet');
     expect(reasonOf(failing('XX000'))).toBe('XX000');
   });
 
