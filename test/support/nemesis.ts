@@ -153,7 +153,11 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisSummar
       while (running) {
         try {
           const gateway = await spawnGateway({
-            args: ['--config', configFile, '--lease-grace-ms', '200', '--db-wait', '120s'],
+            // A lease lasts an attempt's timeout plus this grace: a worker stalled longer than the grace between
+            // its claim and its request (a process starved of CPU on a loaded machine) would have its task
+            // reclaimed, looked up and sent again while its own request is still to arrive. 200 ms, as the crash
+            // matrix uses with one gateway, gave a lookup action a second effect once in 1,000 faults here.
+            args: ['--config', configFile, '--lease-grace-ms', '5000', '--db-wait', '120s'],
             env: { DATABASE_URL: viaProxy.toString() },
             // A start waits out the fault in progress; on a loaded machine it may take a while more.
             startTimeoutMs: 120_000,
@@ -295,6 +299,15 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisSummar
     if (!settled) found.push('tasks did not settle within 60 s of the last fault');
     const lost = found.filter((v) => /not stored|does not exist|but is stored as/.test(v));
     const doubled = found.filter((v) => /(has|with) ([2-9]|\d\d+) effects|sent \d+ times/.test(v));
+    // What a second effect needs to be explained: the task's ledger, and the sends the downstream read for it.
+    for (const id of new Set(doubled.map((v) => /task (t_\w+)/.exec(v)?.[1]).filter((id) => id !== undefined))) {
+      const ledger = await rowsOf<Record<string, unknown>>(
+        checks.db,
+        sql`select number, kind, started_at, finished_at, class, error, decision from attempts where task_id = ${id} order by number`,
+      );
+      const read = downstream.requests().filter((r) => r.headers['idempotency-key'] === id);
+      log(`task ${id}: attempts ${JSON.stringify(ledger)}; the downstream read ${JSON.stringify(read.map((r) => ({ method: r.method, path: r.path, atMs: Math.round(r.at - began) })))}`);
+    }
     const succeeded = await rowsOf<{ id: string; action: string }>(checks.db, sql`select id, action from tasks where state = 'succeeded'`);
     const effectKeys = new Set(downstream.effects().map((e) => `${e.path}|${e.key}`));
     const phantom = succeeded.filter((t) => !effectKeys.has(`/${t.action}|${t.id}`)).map((t) => `task ${t.id} (${t.action}) succeeded with no effect`);
