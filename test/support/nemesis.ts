@@ -277,13 +277,13 @@ export async function runNemesis(options: NemesisOptions): Promise<NemesisSummar
       // A kill while the other gateway is still starting would leave no one to answer.
       if (fault === 'kill') await Promise.all(slots.map((s) => s.starting));
       await sleep(between(gapMs));
-      const began = performance.now();
+      const faultBegan = performance.now();
       await play(fault);
       counts[fault]++;
       ended.push({ fault, at: performance.now() });
       const ok = posts.filter((p) => p.status >= 200 && p.status < 300).length;
       log(
-        `fault ${n + 1}/${options.faults} ${fault} ${Math.round(performance.now() - began)} ms; ${posts.length} posts, ${((100 * ok) / Math.max(1, posts.length)).toFixed(1)} % 2xx; ${slots.filter((s) => s.gateway).length} gateways up`,
+        `fault ${n + 1}/${options.faults} ${fault} ${Math.round(performance.now() - faultBegan)} ms; ${posts.length} posts, ${((100 * ok) / Math.max(1, posts.length)).toFixed(1)} % 2xx; ${slots.filter((s) => s.gateway).length} gateways up`,
       );
     }
 
