@@ -13,6 +13,7 @@ import { startPurger, type Purger, type PurgerOptions } from './retention/purger
 import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
+import { waitForDatabase } from './store/wait-for-database.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './defaults.ts';
 import { warmTransforms } from './shape/transform.ts';
 
@@ -32,6 +33,13 @@ export interface GatewayOptions {
   alertRoundMs?: number;
   /** How often the deliveries answered 401 are counted in the database (tests: sooner than every few seconds). */
   signatureFlushMs?: number;
+  /**
+   * How long a start waits for a PostgreSQL that is away (down, restarting, refusing) before it fails; 0, the
+   * default, fails at the first try. `/healthz` answers meanwhile, `/readyz` and deliveries 503.
+   */
+  databaseWaitMs?: number;
+  /** Aborted during the wait for the database: the start fails with the last try's error (a SIGTERM). */
+  startAbort?: AbortSignal;
   /** How long `close` may take before it cuts in-flight work short (default 25 s, inside Fly's 30 s kill_timeout). */
   shutdownTimeoutMs?: number;
 }
@@ -57,7 +65,8 @@ const TRANSFORM_START_WAIT_MS = 10_000;
 
 /**
  * Binds the port, then opens the store, migrates it, and serves: a port that is taken stops the start before the
- * database is touched. Used by `oncehook serve` and by the tests that run it in-process.
+ * database is touched. A database that is away is waited for (`databaseWaitMs`), the port answering meanwhile.
+ * Used by `oncehook serve` and by the tests that run it in-process.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
@@ -81,7 +90,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let alerts: ReturnType<typeof startAlertWatcher> | null = null;
   let signatureFailures: SignatureFailureLog | null = null;
   try {
-    await migrate(store, options.databaseUrl);
+    // The migration is the first contact; the worker's LISTEN is the other step that needs the database, and a
+    // restart can fall between them.
+    const since = performance.now();
+    const waited = (work: () => Promise<unknown>) =>
+      waitForDatabase(work, {
+        waitMs: options.databaseWaitMs ?? 0,
+        logger,
+        onWaiting: ({ reason }) => listener.waitingForDatabase(reason),
+        signal: options.startAbort,
+        since,
+      });
+    await waited(() => migrate(store, options.databaseUrl));
     const adapters = new Map<string, Adapter>(
       Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
     );
@@ -92,8 +112,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures });
     await transformsStarted;
     listener.answerWith(app.fetch);
-    forwarder = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
-    await forwarder?.start();
+    const worker = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
+    forwarder = worker;
+    if (worker) await waited(() => worker.start());
     purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
     alerts = role === 'web' ? null : startAlertWatcher(config, store, logger, options.alertRoundMs);
     upkeep = startEmbeddedUpkeep(store, logger, metrics);

@@ -15,11 +15,18 @@ function turnedAway(code: string, message: string): Response {
 
 /**
  * Before the app is ready: nothing is lost, and a request is not held open for what can be seconds (a new data
- * directory's cluster and migrations, crash recovery). `/healthz` says the process runs, as it does.
+ * directory's cluster and migrations, crash recovery, a database not there yet). `/healthz` says the process
+ * runs, as it does; `/readyz` says what the start waits for. `waitingFor` is the last try's failure, if any.
  */
-function starting(request: Request): Response {
-  if (new URL(request.url).pathname === '/healthz') return Response.json({ ok: true, starting: true }, { headers: NO_SNIFF });
-  return turnedAway('starting', 'this instance is starting: its database is not open yet; retry');
+function starting(request: Request, waitingFor: string | null): Response {
+  const { pathname } = new URL(request.url);
+  if (pathname === '/healthz') return Response.json({ ok: true, starting: true }, { headers: NO_SNIFF });
+  if (pathname === '/readyz') {
+    const database = waitingFor === null ? { database: 'opening' } : { database: 'waiting', reason: waitingFor };
+    return Response.json({ ok: false, starting: true, ...database }, { status: 503, headers: NO_SNIFF });
+  }
+  const awaited = waitingFor === null ? 'its database is not open yet' : `waiting for its database (${waitingFor})`;
+  return turnedAway('starting', `this instance is starting: ${awaited}; retry`);
 }
 
 /** While stopping, a request arriving on a connection still open is turned away. */
@@ -29,6 +36,8 @@ export function stopping(): Response {
 
 export interface Listener {
   readonly address: AddressInfo;
+  /** Until the app answers: the start is waiting for the database, which failed its last try thus. */
+  waitingForDatabase(reason: string): void;
   /** From now on, requests are answered by `answer`. */
   answerWith(answer: Answer): void;
   /** The underlying server, for a graceful close. */
@@ -52,7 +61,8 @@ const TIMEOUT_CHECK_MS = 1000;
  * finished a request to another route hold its connection that long.
  */
 export async function listen(port: number, host: string, longestReadMs: number): Promise<Listener> {
-  let answer: Answer = starting;
+  let waitingFor: string | null = null;
+  let answer: Answer = (request) => starting(request, waitingFor);
   const serverOptions = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS + longestReadMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
   const server = await new Promise<Server>((resolve, reject) => {
     // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
@@ -64,6 +74,9 @@ export async function listen(port: number, host: string, longestReadMs: number):
   return {
     address: server.address() as AddressInfo,
     server,
+    waitingForDatabase(reason) {
+      waitingFor = reason;
+    },
     answerWith(next) {
       answer = next;
     },

@@ -8,7 +8,7 @@ import { adminTokensFromEnv } from '../api/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 import { addCopyDataCommand } from './copy-data.ts';
 import { EXIT } from './client.ts';
-import { foreignScheme, LOG_LEVELS, logLevel, POSTGRES_URL_FORM, urlOption, wholeNumber } from './options.ts';
+import { foreignScheme, LOG_LEVELS, logLevel, POSTGRES_URL_FORM, urlOption, waitDuration, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
 // Each command imports what it runs when it runs: an admin command talks HTTP and must not wait for the
@@ -57,6 +57,7 @@ interface ServeOptions {
   leaseGraceMs: number;
   concurrency: number;
   shutdownTimeoutMs: number;
+  dbWait: number;
   alertRoundMs: number | undefined;
   alertTimeoutMs: number | undefined;
 }
@@ -103,6 +104,12 @@ program
       .default(DEFAULT_SHUTDOWN_TIMEOUT_MS)
       .argParser(milliseconds),
   )
+  .addOption(
+    new Option('--db-wait <duration>', 'how long a start waits for a PostgreSQL that is down or unreachable before failing (0: fail at once)')
+      .env('ONCEHOOK_DB_WAIT')
+      .default(60_000, '60s')
+      .argParser(waitDuration),
+  )
   // The e2e tests' knobs, kept out of the help: a round every few seconds and a ten-second alert request are right
   // for people, but a test of what a round makes, or of a killed alert request, would spend most of its time waiting.
   .addOption(new Option('--alert-round-ms <ms>', 'how often alert conditions are looked at').argParser(positive).hideHelp())
@@ -134,6 +141,8 @@ program
     }
     let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
     let stopping: string | null = null;
+    // A SIGTERM while the start waits for the database ends the wait: there is nothing to shut down yet.
+    const startAbort = new AbortController();
     const close = (started: NonNullable<typeof gateway>) =>
       started.close().then(
         () => {
@@ -159,6 +168,7 @@ program
         process.exit(1);
       }, options.shutdownTimeoutMs).unref();
       if (gateway) void close(gateway);
+      else startAbort.abort();
     };
     // Before the start, which can take seconds (a new embedded directory, crash recovery): a signal then stops
     // the gateway cleanly once it is up — its lock released, exit 0 — rather than killing it mid-start.
@@ -176,6 +186,8 @@ program
     logger.info({ database: database ? 'postgres' : 'pglite' }, 'starting: opening the database and applying migrations');
     gateway = await starting(database, () =>
       startGateway({
+        databaseWaitMs: database ? options.dbWait : 0,
+        startAbort: startAbort.signal,
         config,
         logger,
         port: options.port,
@@ -188,7 +200,11 @@ program
         shutdownTimeoutMs: options.shutdownTimeoutMs,
         alertRoundMs: options.alertRoundMs,
       }),
-    );
+    ).catch((error: unknown) => {
+      if (!stopping) throw error;
+      logger.info({ signal: stopping }, 'stopped while waiting for the database');
+      process.exit(0);
+    });
     if (stopping) void close(gateway);
   });
 

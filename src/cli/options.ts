@@ -45,3 +45,16 @@ export function foreignScheme(url: string): string | null {
 
 /** How a PostgreSQL URL is written, for the messages that refuse another. */
 export const POSTGRES_URL_FORM = 'postgres://USER:PASSWORD@HOST:5432/DATABASE (or postgresql://)';
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000 } as const;
+
+/**
+ * A wait written as the config writes durations, "500ms", "90s", "5m", or 0 for none. Parsed here rather than by
+ * src/config/duration.ts, which loads zod: every command would pay for it.
+ */
+export function waitDuration(value: string): number {
+  if (value.trim() === '0') return 0;
+  const match = /^(\d+)(ms|s|m)$/.exec(value.trim());
+  if (!match) throw new InvalidArgumentError('a duration like "500ms", "60s" or "5m", or 0 for no wait');
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}

@@ -128,6 +128,9 @@ export async function starting<T>(databaseUrl: string | undefined, work: () => P
     if (error instanceof DriverNotRepaired) throw new StartFailure(error.message);
     const system = error as SystemError;
     const failure = system.syscall === 'listen' || system.listening ? listenFailure(system) : databaseUrl ? databaseFailure(system, databaseUrl, setting) : null;
+    const { waitedMs } = error as { waitedMs?: unknown };
+    // A start that waited for the database says so: the failure outlasted the wait, and --db-wait can lengthen it.
+    if (failure && typeof waitedMs === 'number') throw new StartFailure(`${failure.message} (waited ${Math.round(waitedMs / 1000)} s for it; --db-wait sets how long)`);
     throw failure ?? error;
   }
 }

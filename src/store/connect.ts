@@ -67,13 +67,32 @@ function openPostgres(url: string, max: number): Store {
   const client = postgres(url, clientOptions(max));
   const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db;
   const lanes = new Set<() => Promise<void>>();
+  const listeners = new Set<postgres.Sql>();
   return {
     kind: 'postgres',
     db,
     diskSyncs: null,
     async listen(channel, onNotify, onSubscribe) {
-      const { unlisten } = await client.listen(channel, onNotify, onSubscribe);
-      return unlisten;
+      // A client of its own for each subscription. The driver keeps a LISTEN that failed as the channel's state,
+      // and answered every later LISTEN on it with that same failure (measured: for 96 s after a restart, while
+      // the database was back), so a start that waited for the database never got its subscription. A failed one
+      // is dropped with its client; the next try starts clean.
+      const listener = postgres(url, clientOptions(1, 'oncehook listen'));
+      listeners.add(listener);
+      const end = async (timeout: number) => {
+        listeners.delete(listener);
+        await listener.end({ timeout });
+      };
+      try {
+        const { unlisten } = await listener.listen(channel, onNotify, onSubscribe);
+        return async () => {
+          await unlisten();
+          await end(5);
+        };
+      } catch (error) {
+        await end(0).catch(() => {});
+        throw error;
+      }
     },
     lane() {
       let own: { client: postgres.Sql; db: Db; name: string } | null = null;
@@ -110,7 +129,7 @@ function openPostgres(url: string, max: number): Store {
       };
     },
     async close() {
-      await Promise.all([client.end({ timeout: 5 }), ...[...lanes].map((end) => end())]);
+      await Promise.all([client.end({ timeout: 5 }), ...[...lanes].map((end) => end()), ...[...listeners].map((l) => l.end({ timeout: 5 }))]);
     },
   };
 }

@@ -51,7 +51,7 @@ describe('a start that cannot succeed says why in one line', () => {
     refused.port = String(closedPort);
     const [noDatabase, noServer, notUrl, portInUse] = await Promise.all([
       runCli(['migrate'], { DATABASE_URL: withPassword(missing) }),
-      runCli(['serve', '--port', '0'], { DATABASE_URL: withPassword(refused) }),
+      runCli(['serve', '--port', '0', '--db-wait', '0'], { DATABASE_URL: withPassword(refused) }),
       runCli(['migrate'], { DATABASE_URL: `postgres//postgres:${PASSWORD}@127.0.0.1/oncehook` }),
       runCli(['serve', '--port', String(takenPort), '--host', '127.0.0.1'], { DATABASE_URL: withPassword(new URL(database.url!)) }),
     ]);

@@ -42,8 +42,9 @@ export function binIn(dir: string): string {
 
 /** Starts `oncehook serve` as a real process on a free port and waits until it listens. */
 export async function spawnGateway(
-  options: { args?: string[]; env?: Record<string, string | undefined> } & Placement = {},
+  options: { args?: string[]; env?: Record<string, string | undefined>; startTimeoutMs?: number } & Placement = {},
 ): Promise<GatewayProcess> {
+  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries({ ...process.env, LOG_LEVEL: 'info', ...options.env })) {
     if (value !== undefined) env[key] = value;
@@ -61,8 +62,8 @@ export async function spawnGateway(
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // a gateway that never said it listens must not outlive the test
-      reject(new Error(`gateway did not start within 30 s:\n${output}`));
-    }, 30_000);
+      reject(new Error(`gateway did not start within ${startTimeoutMs / 1000} s:\n${output}`));
+    }, startTimeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);

@@ -18,6 +18,10 @@ export interface FaultyProxy {
    */
   strand(options?: { repliesOnly?: boolean }): () => void;
   release(): void;
+  /** Every connection open now is reset (RST), both ways: a network path that broke. New connections pass. */
+  cut(): void;
+  /** Each chunk, both ways, arrives `ms` late from now on (0: on time again), in order. */
+  latency(ms: number): void;
   refuse(): Promise<void>;
   restore(): Promise<void>;
   close(): Promise<void>;
@@ -31,12 +35,20 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
   /** Silent sockets, and whether they still carry what the client sends. */
   const stranded = new Map<net.Socket, { repliesOnly: boolean }>();
 
+  let delayMs = 0;
+
   const forward = (from: net.Socket, to: net.Socket, replies: boolean) => {
+    // When the last delayed chunk is due: a later one never overtakes it, whatever the latency is by then.
+    let lastDue = 0;
     from.on('data', (chunk) => {
       const silence = stranded.get(from);
       if (silence && (replies || !silence.repliesOnly)) return;
-      if (held || (replies && repliesHeld)) pending.push(() => to.write(chunk));
-      else to.write(chunk);
+      if (held || (replies && repliesHeld)) return void pending.push(() => to.write(chunk));
+      const now = performance.now();
+      const due = Math.max(now + delayMs, lastDue);
+      if (due <= now) return void to.write(chunk);
+      lastDue = due;
+      setTimeout(() => to.writable && to.write(chunk), due - now);
     });
     from.on('close', () => to.destroy());
     from.on('error', () => to.destroy());
@@ -80,6 +92,12 @@ export async function startProxy(targetHost: string, targetPort: number): Promis
       held = false;
       repliesHeld = false;
       for (const write of pending.splice(0)) write();
+    },
+    cut() {
+      for (const socket of sockets) socket.resetAndDestroy();
+    },
+    latency(ms) {
+      delayMs = ms;
     },
     refuse: closeServer,
     async restore() {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { logLevel } from '../../../src/cli/options.ts';
+import { logLevel, waitDuration } from '../../../src/cli/options.ts';
 import { REPO, runCli } from '../../support/process.ts';
 
 const HINT = '(add --help to see how the command is used)\n';
@@ -51,6 +51,11 @@ describe('a command line the parser refuses', () => {
     expect(serve.stdout).toContain('--port');
     const { version: ofPackage } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
     expect([version.stdout, short.stdout]).toEqual([`${ofPackage}\n`, `${ofPackage}\n`]);
+  });
+
+  it('takes --db-wait as a duration, or 0 for none, and refuses anything else', () => {
+    expect(['0', '500ms', '60s', '5m'].map(waitDuration)).toEqual([0, 500, 60_000, 300_000]);
+    for (const wrong of ['60', '1h', '-1s', 'soon']) expect(() => waitDuration(wrong), wrong).toThrow('a duration like "500ms", "60s" or "5m", or 0 for no wait');
   });
 
   it('takes a log level in any case, as pino does, and names the levels for one it does not know', () => {
