@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
-import { exitOf, LAUNCHER, REPO, runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { exitOf, LAUNCHER, REPO, runCli, runProcess, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What the README promises a newcomer, run as the README writes it: `npm start` serves on embedded PGlite with
 // the example config, and its `npx oncehook send-sample` lines, read from the README itself, get the answers their
@@ -27,18 +27,6 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
     server.once('error', reject);
-  });
-}
-
-/** Runs `npm`/`npx` in the checkout to completion. */
-function runNpm(command: 'npm' | 'npx', args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
 
@@ -80,7 +68,7 @@ describe('the README\'s quick start, as written', () => {
   });
 
   it('npx oncehook --help works the first time', async () => {
-    const help = await runNpm('npx', ['oncehook', '--help'], npx);
+    const help = await runProcess('npx', ['oncehook', '--help'], { env: npx });
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain('send-sample');
   });
@@ -89,7 +77,7 @@ describe('the README\'s quick start, as written', () => {
     const samples = readmeSamples();
     expect(samples.map((s) => s.decision)).toEqual(['accepted', 'duplicate_delivery', 'duplicate_event', 'accepted']);
     for (const { args, decision } of samples) {
-      const sent = await runNpm('npx', ['oncehook', ...args], { ...npx, ONCEHOOK_URL: url });
+      const sent = await runProcess('npx', ['oncehook', ...args], { env: { ...npx, ONCEHOOK_URL: url } });
       expect(sent.code, sent.stderr).toBe(0);
       // `POST <url> → 200`, then the gateway's JSON answer.
       const answer = JSON.parse(sent.stdout.slice(sent.stdout.indexOf('\n') + 1)) as { decision: string };

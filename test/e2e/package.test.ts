@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase } from '../support/engine.ts';
 import { buildInto, npm } from '../support/build.ts';
-import { BUILT_CHECKOUT_ENV, REPO, runCli, spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { waitFor } from '../support/forwarding.ts';
+import { BUILT_CHECKOUT_ENV, REPO, runCli, runProcess, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What a user of the package does: `npm pack`, then `npm install -g --omit=dev` of the tarball (into a temporary
 // prefix), and `oncehook …` from a directory that has nothing to do with oncehook. No dev dependency is there (no
@@ -95,10 +96,10 @@ describe('the package, installed with npm install -g --omit=dev', () => {
       const answer = JSON.parse(sample.stdout) as { decision: string; tasks: { id: string; action: string }[] };
       expect(answer.decision).toBe('accepted');
       const task = answer.tasks.find((t) => t.action === 'crm-task')!;
-      const view = await until(async () => {
+      const view = await waitFor(async () => {
         const seen = (await (await fetch(`${gateway!.url}/api/tasks/${task.id}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { state: string };
-        return seen.state === 'succeeded' ? seen : null;
-      });
+        return seen.state === 'succeeded' && seen;
+      }, 20_000);
       expect(view.state).toBe('succeeded');
       expect(downstream.output()).toContain(`POST /crm/tasks task=${task.id}`);
 
@@ -130,10 +131,10 @@ describe('the package, installed with npm install -g --omit=dev', () => {
       const command = /run `node ([^`]+)`/.exec(line)![1]!;
       expect(command).toBe(join(installed(bare), 'dist', 'scripts', 'patch-postgres.mjs'));
 
-      const repair = await runNode([command]);
-      expect(repair.code, repair.output).toBe(0);
+      const repair = await runProcess(process.execPath, [command]);
+      expect(repair.code, repair.stderr).toBe(0);
       // Idempotent: a second run on the repaired driver changes nothing and succeeds.
-      expect((await runNode([command])).code).toBe(0);
+      expect((await runProcess(process.execPath, [command])).code).toBe(0);
 
       gateway = await spawnGateway({ ...placed(bare), env });
       expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
@@ -163,24 +164,4 @@ async function startDemoDownstream(bin: string): Promise<{ url: string; child: C
     child.once('exit', (code) => reject(new Error(`demo-downstream exited with ${code}:\n${output}`)));
   });
   return { url, child, output: () => output };
-}
-
-function runNode(args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, output }));
-  });
-}
-
-async function until<T>(probe: () => Promise<T | null>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

@@ -94,18 +94,14 @@ export async function spawnGateway(
   };
 }
 
-/** Runs the real `oncehook` binary to completion. */
-export function runCli(
+/** Runs `command` to completion, with what it printed. */
+export function runProcess(
+  command: string,
   args: string[],
-  env: Record<string, string | undefined> = {},
-  placement: Placement = {},
+  options: { env?: Record<string, string | undefined>; cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [placement.bin ?? BIN, ...args], {
-      cwd: placement.cwd ?? REPO,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { cwd: options.cwd ?? REPO, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -113,6 +109,15 @@ export function runCli(
     // 'close', not 'exit': the process may exit before its last output has been read from the pipes.
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/** Runs the real `oncehook` binary to completion. */
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  placement: Placement = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runProcess(process.execPath, [placement.bin ?? BIN, ...args], { env, ...(placement.cwd ? { cwd: placement.cwd } : {}) });
 }
 
 /** How a process ended: its exit code, or the signal that ended it. */
