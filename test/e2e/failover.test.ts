@@ -10,7 +10,7 @@ import { rowsOf } from '../../src/store/rows.ts';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { waitFor } from '../support/forwarding.ts';
-import { allSettled, idsIn, settledViolations, violations, type Answered, type WatchedAction } from '../support/invariants.ts';
+import { allSettled, EACH_SAFEGUARD, idsIn, settledViolations, violations, type Answered } from '../support/invariants.ts';
 import { REPO, spawnGateway, type GatewayProcess } from '../support/process.ts';
 import { startReplicatedPostgres, type Replication, type ReplicatedPostgres } from '../support/replicated-postgres.ts';
 
@@ -23,11 +23,7 @@ const STALL_MS = 500;
 /** Between the kill and the promotion: a failover manager making up its mind (Patroni's is tens of seconds). */
 const DECIDING_MS = 1000;
 const SENDERS = 4;
-const ACTIONS: (WatchedAction & { topic: string })[] = [
-  { path: '/keyed', safeguard: 'key', topic: 'orders/create' },
-  { path: '/looked', safeguard: 'lookup', topic: 'orders/updated' },
-  { path: '/plain', safeguard: 'none', topic: 'orders/paid' },
-];
+const ACTIONS = EACH_SAFEGUARD;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, adminApi } from './admin.ts';
 import { readCopy } from './data-dir-copy.ts';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from './deliveries.ts';
 import { startDownstream, type Step } from './downstream.ts';
-import { allSettled, idsIn, settledViolations, unsettledInStats, violations, type Answered, type WatchedAction } from './invariants.ts';
+import { allSettled, EACH_SAFEGUARD, idsIn, settledViolations, unsettledInStats, violations, type Answered } from './invariants.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
 import { proxyTo } from './tcp-proxy.ts';
 import { seededRandom } from './random.ts';
@@ -50,11 +50,7 @@ const TIMEOUT_MS = 1000;
 const LEASE_GRACE_MS = 200;
 /** Renewal runs every third of a lease (src/forward/attempt.ts). */
 const RENEWAL_MS = (TIMEOUT_MS + LEASE_GRACE_MS) / 3;
-const ACTIONS: (WatchedAction & { topic: string })[] = [
-  { path: '/keyed', safeguard: 'key', topic: 'orders/create' },
-  { path: '/looked', safeguard: 'lookup', topic: 'orders/updated' },
-  { path: '/plain', safeguard: 'none', topic: 'orders/paid' },
-];
+const ACTIONS = EACH_SAFEGUARD;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

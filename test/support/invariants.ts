@@ -14,6 +14,13 @@ export interface WatchedAction {
   safeguard: Safeguard;
 }
 
+/** One action for each safeguard, each made by its own topic: what the fault tests watch. */
+export const EACH_SAFEGUARD: readonly (WatchedAction & { topic: string })[] = [
+  { path: '/keyed', safeguard: 'key', topic: 'orders/create' },
+  { path: '/looked', safeguard: 'lookup', topic: 'orders/updated' },
+  { path: '/plain', safeguard: 'none', topic: 'orders/paid' },
+];
+
 /** A 2xx the gateway gave: a promise that the receipt, and the tasks it named, are durable. */
 export interface Answered {
   receipt: string;
@@ -43,7 +50,7 @@ const count = <T>(items: T[], key: (item: T) => string | undefined) => {
  * with neither was sent a task twice — any second send would be a resend of an ambiguous attempt, because
  * this downstream answers every request it reads with a 2xx or not at all.
  */
-export async function violations(db: Db, downstream: Downstream, answered: Answered[], actions: WatchedAction[]): Promise<string[]> {
+export async function violations(db: Db, downstream: Downstream, answered: Answered[], actions: readonly WatchedAction[]): Promise<string[]> {
   const found: string[] = [];
   const receipts = answered.map((a) => a.receipt);
   const stored = new Map(
@@ -97,7 +104,7 @@ export async function violations(db: Db, downstream: Downstream, answered: Answe
 }
 
 /** Once every task has settled: each one with a key or lookup has exactly one effect; the rest at most one, or a person decides. */
-export async function settledViolations(db: Db, downstream: Downstream, actions: WatchedAction[]): Promise<string[]> {
+export async function settledViolations(db: Db, downstream: Downstream, actions: readonly WatchedAction[]): Promise<string[]> {
   const found: string[] = [];
   const rows = await rowsOf<{ id: string; action: string; state: string }>(db, sql`select id, action, state from tasks`);
   for (const { path, safeguard } of actions) {

@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/connect.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { SHOP_SECRET, shopifyDelivery, type Delivery } from './deliveries.ts';
 import { startDownstream } from './downstream.ts';
-import { allSettled, settledViolations, violations, type Answered, type WatchedAction } from './invariants.ts';
+import { allSettled, EACH_SAFEGUARD, settledViolations, violations, type Answered } from './invariants.ts';
 import { startPrivatePostgres } from './private-postgres.ts';
 import { spawnGateway, type GatewayProcess } from './process.ts';
 import { seededRandom } from './random.ts';
@@ -73,11 +73,7 @@ export interface NemesisSummary {
 }
 
 const TIMEOUT_MS = 1000;
-const ACTIONS: (WatchedAction & { topic: string })[] = [
-  { path: '/keyed', safeguard: 'key', topic: 'orders/create' },
-  { path: '/looked', safeguard: 'lookup', topic: 'orders/updated' },
-  { path: '/plain', safeguard: 'none', topic: 'orders/paid' },
-];
+const ACTIONS = EACH_SAFEGUARD;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
