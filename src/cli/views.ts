@@ -140,6 +140,8 @@ export function statsView(stats: StatsAnswer): string {
     table(['STATE', 'TASKS', 'OLDEST'], stats.tasks.map((s) => [s.state, s.count, seconds(s.oldestAgeSeconds)])),
     '',
     table(['ATTEMPT CLASS', 'COUNT'], Object.entries(stats.attempts)),
+    // oncehook's own alert messages, apart from the sources' tasks counted above; none where no alert is set up.
+    ...(Object.keys(stats.alertMessages).length > 0 ? ['', table(['ALERT MESSAGES', 'COUNT'], Object.entries(stats.alertMessages))] : []),
   ].join('\n');
 }
 
