@@ -62,6 +62,11 @@ export function dataException(error: unknown): Error | undefined {
   return withCode(error, (code) => /^22[0-9A-Z]{3}$/.test(code));
 }
 
+/** The first code found on the error or down its causes (drizzle wraps the driver's error): a driver's or a SQLSTATE. */
+export function codeOf(error: unknown): string | undefined {
+  return (withCode(error, () => true) as { code?: string } | undefined)?.code;
+}
+
 function withCode(error: unknown, matches: (code: string) => boolean): Error | undefined {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
     if (typeof e.code === 'string' && matches(e.code)) return e as unknown as Error;

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.ts';
-import { isRetryable, isUnreachable } from './retryable.ts';
+import { codeOf, isRetryable, isUnreachable } from './retryable.ts';
 
 /** The first pause between tries, doubled after each, up to the cap. */
 const FIRST_PAUSE_MS = 250;
@@ -36,11 +36,8 @@ export function worthWaiting(error: unknown): boolean {
 
 /** What a try met, in words fit for a log line and `/readyz`: the error's code, never its whole text. */
 export function reasonOf(error: unknown): string {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
-    if (typeof e.code === 'string') return REASONS[e.code] ?? e.code;
-    e = e.cause as typeof e;
-  }
-  return 'unknown';
+  const code = codeOf(error);
+  return code === undefined ? 'unknown' : (REASONS[code] ?? code);
 }
 
 const REASONS: Record<string, string> = {
