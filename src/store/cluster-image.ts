@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createBrotliDecompress } from 'node:zlib';
-import { flushDirs, flushes, flushPath, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
+import { flushAll, flushPath, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
 import { extractTar } from './tar.ts';
 
 /**
@@ -86,17 +86,8 @@ export async function seedDataDir(dataDir: string, syncs: DiskSyncs, image: Clus
   if (made !== installed) {
     return { from: 'initdb', reason: `the cluster image shipped with oncehook was made by PGlite ${made}, and PGlite ${installed} is installed` };
   }
-  // Each file is flushed while the rest is extracted. Errors reach the loop reading the stream, which the pipeline
-  // destroys with them.
-  const pending = flushes(syncs);
-  try {
-    await extractTar(pipeline(createReadStream(image.archive), createBrotliDecompress({ chunkSize: CHUNK }), () => {}), staging, (path) => pending.add(path));
-  } catch (error) {
-    await pending.done().catch(() => {});
-    throw error;
-  }
-  await pending.done();
-  flushDirs(staging, syncs);
+  await extractTar(pipeline(createReadStream(image.archive), createBrotliDecompress({ chunkSize: CHUNK }), () => {}), staging);
+  await flushAll(staging, syncs);
   for (const name of readdirSync(staging)) {
     if (name === PG_VERSION) continue;
     rmSync(join(dataDir, name), { recursive: true, force: true });

@@ -30,7 +30,7 @@ async function describeCluster(client: PGlite) {
 }
 
 const entries = (dir: string) => readdirSync(dir, { recursive: true }).map(String).sort();
-const syncs = () => ({ count: 0, seconds: 0 });
+const syncs = () => ({ count: 0, seconds: 0, fileSystems: 0 });
 
 describe('the cluster image a new embedded data directory starts from', () => {
   if (engine() === 'postgres') {
