@@ -10,8 +10,8 @@ import { ALERTS_SOURCE, insertMessages } from '../store/atomic/alerts.ts';
 import type { Store } from '../store/connect.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import { rowsOf } from '../store/rows.ts';
-import type { AdminEnv } from './auth.ts';
-import { pageOf, pageQuery, readQuery } from './input.ts';
+import type { AdminEnv } from '../http/auth.ts';
+import { pageOf, pageQuery, readQuery } from '../http/input.ts';
 
 const listQuery = z.strictObject({ alert: z.string().min(1).optional(), ...pageQuery('text') });
 

@@ -10,8 +10,8 @@ import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
 import { destinationUse, listDestinations, type DestinationRow, type DestinationUse } from '../store/queries/destinations.ts';
-import type { AdminEnv } from './auth.ts';
-import { note, readBody } from './input.ts';
+import type { AdminEnv } from '../http/auth.ts';
+import { note, readBody } from '../http/input.ts';
 
 export interface DestinationView extends Omit<DestinationRow, 'updatedAt'> {
   status: 'open' | 'cooling' | 'paused';

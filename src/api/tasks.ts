@@ -18,12 +18,12 @@ import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
 import type { Page } from '../store/queries/cursor.ts';
 import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
 import { predecessorOf, taskView, type TaskView } from '../store/task-view.ts';
-import type { AdminEnv } from './auth.ts';
+import type { AdminEnv } from '../http/auth.ts';
 import { destinationOf, heldBy, pausedRoutes, type Held } from './destinations.ts';
 import { explainTask, type TaskExplanation } from './explain.ts';
 import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
-import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
-import { checkAttentionStates, splitStates, stateList, states } from './task-query.ts';
+import { note, pageOf, pageQuery, readBody, readQuery } from '../http/input.ts';
+import { checkAttentionStates, splitStates, stateList, states } from '../http/task-query.ts';
 
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
 const listQuery = z

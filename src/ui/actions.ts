@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { note as noteSchema } from '../api/input.ts';
+import { note as noteSchema } from '../http/input.ts';
 import { refused } from '../api/tasks.ts';
 import { replayDecision, retryDecision } from '../api/retry.ts';
 import { approveTask, assignTask, cancelTask, resolveTask, type OperatorOutcome } from '../store/atomic/operator.ts';
