@@ -19,7 +19,7 @@ import type { Page } from '../store/queries/cursor.ts';
 import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
 import { predecessorOf, taskView, type TaskView } from '../store/task-view.ts';
 import type { AdminEnv } from '../http/auth.ts';
-import { destinationOf, heldBy, pausedRoutes, type Held } from './destinations.ts';
+import { destinationOf, heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
 import { explainTask, type TaskExplanation } from './explain.ts';
 import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from '../http/input.ts';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { heldBy, pausedRoutes, type Held } from '../api/destinations.ts';
+import { heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
 import { heldWordsOf, strandedWords } from '../api/explain.ts';
 import { pageOf, pageParams, pageQuery, readQuery } from '../http/input.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';

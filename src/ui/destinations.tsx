@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { destinations, type DestinationWithUse } from '../api/destinations.ts';
+import { destinations, type DestinationWithUse } from '../operate/destinations.ts';
 import { originUses } from '../api/explain.ts';
 import { ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { pausedRoutes } from '../api/destinations.ts';
+import { pausedRoutes } from '../operate/destinations.ts';
 import { pageParams, readQuery } from '../http/input.ts';
 import { DECISIONS, TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';

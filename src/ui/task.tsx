@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { destinationOf } from '../api/destinations.ts';
+import { destinationOf } from '../operate/destinations.ts';
 import { explainTask } from '../api/explain.ts';
 import { requestOf } from '../api/tasks.ts';
 import { HttpError } from '../errors.ts';

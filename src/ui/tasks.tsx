@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { heldBy, pausedRoutes } from '../api/destinations.ts';
+import { heldBy, pausedRoutes } from '../operate/destinations.ts';
 import { heldWordsOf } from '../api/explain.ts';
 import { pageOf } from '../http/input.ts';
 import { listTasks } from '../store/queries/tasks.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimAsksLookup } from '../../../src/api/destinations.ts';
+import { claimAsksLookup } from '../../../src/operate/destinations.ts';
 import { heldWords, originUses } from '../../../src/api/explain.ts';
 import { destinationsView, tasksView } from '../../../src/cli/views.ts';
 
