@@ -5,7 +5,7 @@ import type { Store } from '../store/connect.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryView } from '../store/queries/deliveries.ts';
 import type { AdminEnv } from '../http/auth.ts';
-import { explainDelivery } from './explain.ts';
+import { explainDelivery } from '../operate/explain.ts';
 import { pageOf, pageQuery, readQuery } from '../http/input.ts';
 
 const listQuery = z.strictObject({

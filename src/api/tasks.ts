@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
-import { decideInBulk } from './bulk.ts';
+import { decideInBulk } from '../operate/bulk.ts';
 import { BULK_DECISIONS, type BulkDecision } from '../store/atomic/bulk.ts';
 import {
   approveTask,
@@ -20,8 +20,8 @@ import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
 import { predecessorOf, taskView, type TaskView } from '../store/task-view.ts';
 import type { AdminEnv } from '../http/auth.ts';
 import { destinationOf, heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
-import { explainTask, type TaskExplanation } from './explain.ts';
-import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
+import { explainTask, type TaskExplanation } from '../operate/explain.ts';
+import { replayDecision, retryDecision, type RetryDeps } from '../operate/retry.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from '../http/input.ts';
 import { checkAttentionStates, splitStates, stateList, states } from '../http/task-query.ts';
 

@@ -1,5 +1,5 @@
 import type { AlertsAnswer, AlertTestAnswer } from '../api/alerts.ts';
-import type { BulkOutcome } from '../api/bulk.ts';
+import type { BulkOutcome } from '../operate/bulk.ts';
 import type { DeliveriesAnswer, DeliveryAnswer } from '../api/deliveries.ts';
 import type { DestinationsAnswer } from '../api/destinations.ts';
 import type { TaskAnswer, TasksAnswer } from '../api/tasks.ts';

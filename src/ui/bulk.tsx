@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { decideInBulk, type BulkFilter, type BulkOutcome } from '../api/bulk.ts';
+import { decideInBulk, type BulkFilter, type BulkOutcome } from '../operate/bulk.ts';
 import { blank, note as noteSchema, pageParams, parseQuery } from '../http/input.ts';
 import { states } from '../http/task-query.ts';
 import { InputError } from '../errors.ts';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { explainDelivery, tasksMadeWords } from '../api/explain.ts';
+import { explainDelivery, tasksMadeWords } from '../operate/explain.ts';
 import { blank, pageOf, pageParams, pageQuery, readQuery } from '../http/input.ts';
 import { HttpError } from '../errors.ts';
 import { DECISIONS } from '../store/decisions.ts';

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import type { BulkFilter } from '../api/bulk.ts';
+import type { BulkFilter } from '../operate/bulk.ts';
 import { blank, pageParams, pageQuery, parseQuery } from '../http/input.ts';
 import { checkAttentionStates, states } from '../http/task-query.ts';
 import type { Config } from '../config/schema.ts';

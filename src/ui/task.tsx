@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { destinationOf } from '../operate/destinations.ts';
-import { explainTask } from '../api/explain.ts';
+import { explainTask } from '../operate/explain.ts';
 import { requestOf } from '../api/tasks.ts';
 import { HttpError } from '../errors.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';

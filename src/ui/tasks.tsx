@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { heldBy, pausedRoutes } from '../operate/destinations.ts';
-import { heldWordsOf } from '../api/explain.ts';
+import { heldWordsOf } from '../operate/explain.ts';
 import { pageOf } from '../http/input.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import type { UiDeps, UiEnv } from './env.ts';

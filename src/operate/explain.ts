@@ -2,7 +2,7 @@ import type { DeliveryRow, DeliveryView, RelatedTask } from '../store/queries/de
 import { TASK_STATES } from '../store/decisions.ts';
 import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
 import type { TaskView } from '../store/task-view.ts';
-import type { Held } from '../operate/destinations.ts';
+import type { Held } from './destinations.ts';
 
 /**
  * Why a held task waits, as a list shows it: the paused origin, whether the task would send there or only ask its
