@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { note as noteSchema } from '../http/input.ts';
-import { refused } from '../api/tasks.ts';
+import { refused } from '../operate/refusals.ts';
 import { replayDecision, retryDecision } from '../operate/retry.ts';
 import { approveTask, assignTask, cancelTask, resolveTask, type OperatorOutcome } from '../store/atomic/operator.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
