@@ -3,7 +3,7 @@ import { SignatureFailureLog } from './alerts/signature-failures.ts';
 import { startAlertWatcher } from './alerts/watcher.ts';
 import type { Adapter } from '../adapters/types.ts';
 import { createApp, type Role } from './app.ts';
-import { SHORT_TOKEN, shortTokenLabels, type AdminTokenSetting } from './api/tokens.ts';
+import { SHORT_TOKEN, shortTokenLabels, type AdminTokenSetting } from './http/tokens.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';

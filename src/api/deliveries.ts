@@ -1,12 +1,12 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { HttpError } from '../errors.ts';
+import type { AdminEnv } from '../http/auth.ts';
+import { pageOf, pageQuery, readQuery } from '../http/input.ts';
+import { explainDelivery } from '../operate/explain.ts';
 import type { Store } from '../store/connect.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryView } from '../store/queries/deliveries.ts';
-import type { AdminEnv } from './auth.ts';
-import { explainDelivery } from './explain.ts';
-import { pageOf, pageQuery, readQuery } from './input.ts';
 
 const listQuery = z.strictObject({
   source: z.string().min(1).optional(),

@@ -2,17 +2,17 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
+import { bearerAuth, type AdminEnv } from '../http/auth.ts';
+import { databaseDeadline } from '../http/database-deadline.ts';
+import type { SignInThrottle } from '../http/sign-in-throttle.ts';
+import type { AdminTokens } from '../http/tokens.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import type { Store } from '../store/connect.ts';
 import type { Stats } from '../store/queries/stats.ts';
 import { alertRoutes } from './alerts.ts';
-import { bearerAuth, type AdminEnv } from './auth.ts';
-import { databaseDeadline } from './database-deadline.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
-import type { SignInThrottle } from './sign-in-throttle.ts';
 import { taskRoutes } from './tasks.ts';
-import type { AdminTokens } from './tokens.ts';
 
 export interface AdminDeps {
   store: Store;

@@ -1,29 +1,21 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
-import { decideInBulk } from './bulk.ts';
+import type { AdminEnv } from '../http/auth.ts';
+import { note, pageOf, pageQuery, readBody, readQuery } from '../http/input.ts';
+import { checkAttentionStates, splitStates, stateList, states } from '../http/task-query.ts';
+import { decideInBulk } from '../operate/bulk.ts';
+import { destinationOf, heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
+import { explainTask, type TaskExplanation } from '../operate/explain.ts';
+import { refused } from '../operate/refusals.ts';
+import { replayDecision, retryDecision, type RetryDeps } from '../operate/retry.ts';
+import { requestOf } from '../operate/task-request.ts';
 import { BULK_DECISIONS, type BulkDecision } from '../store/atomic/bulk.ts';
-import {
-  approveTask,
-  assignTask,
-  cancelTask,
-  resolveTask,
-  type Decider,
-  type OperatorOutcome,
-  type ReplaySeen,
-} from '../store/atomic/operator.ts';
-import type { Store } from '../store/connect.ts';
-import { OPERATOR_RULES, type OperatorKind } from '../store/operator-rules.ts';
+import { approveTask, assignTask, cancelTask, resolveTask, type Decider, type OperatorOutcome } from '../store/atomic/operator.ts';
+import { OPERATOR_RULES } from '../store/operator-rules.ts';
 import type { Page } from '../store/queries/cursor.ts';
 import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
 import { predecessorOf, taskView, type TaskView } from '../store/task-view.ts';
-import type { AdminEnv } from './auth.ts';
-import { destinationOf, heldBy, pausedRoutes, type Held } from './destinations.ts';
-import { explainTask, type TaskExplanation } from './explain.ts';
-import { replayDecision, retryDecision, type RetryDeps } from './retry.ts';
-import { note, pageOf, pageQuery, readBody, readQuery } from './input.ts';
-import { checkAttentionStates, splitStates, stateList, states } from './task-query.ts';
 
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
 const listQuery = z
@@ -53,41 +45,6 @@ const bulkBody = z.strictObject({
   dryRun: z.boolean().default(false),
 });
 
-const rules = (kind: OperatorKind) => OPERATOR_RULES[kind].from.join(', ');
-
-/** A replay asked for from a stale view: what was seen, what is, and that a further effect is a decision of its own. */
-function staleReplay(taskId: string, { after, latest }: ReplaySeen): HttpError {
-  const message =
-    latest === null
-      ? `task ${taskId} has no replay, yet the request saw ${after} as its latest; look at the task again`
-      : `task ${taskId} was replayed as ${latest} after the view this replay was asked from (which saw ${after ?? 'no replay'}); look at ${latest} first, and replay again only if one more effect is wanted`;
-  return new HttpError(409, 'replay_stale', message);
-}
-
-export function refused(taskId: string, kind: OperatorKind, outcome: Extract<OperatorOutcome, { done: false }>): HttpError {
-  if (outcome.state === null) return new HttpError(404, 'unknown_task', `no task ${taskId}`);
-  if (outcome.bodyPurged && (OPERATOR_RULES[kind].from as readonly string[]).includes(outcome.state)) {
-    return new HttpError(409, 'body_purged', `task ${taskId}'s stored body was purged by the source's retention; it cannot be sent again`);
-  }
-  if (outcome.unseenReplay) return staleReplay(taskId, outcome.unseenReplay);
-  if (outcome.transformError !== undefined) {
-    return new HttpError(422, 'transform_failed', `task ${taskId}'s transform, computed again, made no body: ${outcome.transformError}; nothing changed`);
-  }
-  if (outcome.unshaped && (OPERATOR_RULES[kind].from as readonly string[]).includes(outcome.state)) {
-    return new HttpError(409, 'transform_failed', `task ${taskId} failed at its transform and was never sent: retry it, which computes the transform again`);
-  }
-  if (outcome.unsettledReplay) {
-    return new HttpError(
-      409,
-      'replay_unsettled',
-      `task ${taskId} has a replay in its replay tree that has not finished (${outcome.unsettledReplay}); another now would make one more effect of the same original`,
-    );
-  }
-  // approve shipped with a code of its own before the other decisions; it keeps it.
-  const code = kind === 'approve' ? 'not_awaiting_approval' : 'illegal_transition';
-  return new HttpError(409, code, `task ${taskId} is ${outcome.state}; ${kind} is allowed only from ${rules(kind)}`);
-}
-
 /**
  * The decision a `bulk/` path names. Any other is refused in words of its own: the task routes would read the
  * path as task "bulk" and answer that there is no such task.
@@ -107,31 +64,6 @@ const decide: Record<'approve' | 'retry' | 'cancel', (deps: RetryDeps, taskId: s
   retry: retryDecision,
   cancel: ({ store }, taskId, who) => cancelTask(store.db, { taskId, ...who }),
 };
-
-/**
- * An action's URL as people are shown it: its query left out, where an API key is often passed (`?key=…`), and
- * said to be there. A path can be a credential too (an incoming webhook's): that is the config's to keep out.
- */
-function shownUrl(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.origin}${parsed.pathname}${parsed.search ? '?…' : ''}`;
-}
-
-/**
- * How the task's next attempt goes out, as the config says now: the body is the task's own (`body`), the rest is
- * the action's. Header names only: their values are credentials.
- */
-export function requestOf(config: Config, task: { source: string; action: string; contentType: string | null }) {
-  const action = config.sources[task.source]?.actions[task.action];
-  if (action === undefined) return null;
-  return {
-    method: action.method,
-    url: shownUrl(action.url),
-    contentType: task.contentType,
-    headers: Object.keys(action.headers ?? {}),
-    idempotencyHeader: action.idempotencyHeader,
-  };
-}
 
 /** What `GET /api/tasks` answers: a page of tasks, each with the paused destination holding it, if one does. */
 export type TasksAnswer = Page<TaskRow & { heldBy: string | null; heldFor: Held['use'] | null; heldReason: string | null }>;

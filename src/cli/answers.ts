@@ -1,8 +1,8 @@
 import type { AlertsAnswer, AlertTestAnswer } from '../api/alerts.ts';
-import type { BulkOutcome } from '../api/bulk.ts';
 import type { DeliveriesAnswer, DeliveryAnswer } from '../api/deliveries.ts';
 import type { DestinationsAnswer } from '../api/destinations.ts';
 import type { TaskAnswer, TasksAnswer } from '../api/tasks.ts';
+import type { BulkOutcome } from '../operate/bulk.ts';
 import type { Stats } from '../store/queries/stats.ts';
 
 /**

@@ -4,7 +4,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import type { Role } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
-import { adminTokensFromEnv } from '../api/tokens.ts';
+import { adminTokensFromEnv } from '../http/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 import { addCopyDataCommand } from './copy-data.ts';
 import { EXIT } from './client.ts';

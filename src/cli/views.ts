@@ -1,4 +1,4 @@
-import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords } from '../api/explain.ts';
+import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords } from '../operate/explain.ts';
 import type { Alerts, Bulk, Deliveries, Delivery, Destinations, StatsAnswer, Task, Tasks } from './answers.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 

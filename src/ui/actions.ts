@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { note as noteSchema } from '../api/input.ts';
-import { refused } from '../api/tasks.ts';
-import { replayDecision, retryDecision } from '../api/retry.ts';
+import { note as noteSchema } from '../http/input.ts';
+import { refused } from '../operate/refusals.ts';
+import { replayDecision, retryDecision } from '../operate/retry.ts';
 import { approveTask, assignTask, cancelTask, resolveTask, type OperatorOutcome } from '../store/atomic/operator.ts';
 import { resumeDestination } from '../store/atomic/resume.ts';
 import type { OperatorKind } from '../store/operator-rules.ts';

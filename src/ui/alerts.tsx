@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { alertMessages, alertsOf, queueTestAlert } from '../api/alerts.ts';
+import { alertMessages, alertsOf, queueTestAlert } from '../operate/alerts.ts';
 import { ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { redirectWithFlash } from './flash.ts';

@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { heldBy, pausedRoutes, type Held } from '../api/destinations.ts';
-import { heldWordsOf, strandedWords } from '../api/explain.ts';
-import { pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
+import { pageOf, pageParams, pageQuery, readQuery } from '../http/input.ts';
+import { heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
+import { heldWordsOf, strandedWords } from '../operate/explain.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
 import { attentionSql } from '../store/queries/task-filter.ts';

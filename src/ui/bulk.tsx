@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { decideInBulk, type BulkFilter, type BulkOutcome } from '../api/bulk.ts';
-import { blank, note as noteSchema, pageParams, parseQuery } from '../api/input.ts';
-import { states } from '../api/task-query.ts';
+import { blank, note as noteSchema, pageParams, parseQuery } from '../http/input.ts';
+import { states } from '../http/task-query.ts';
+import { decideInBulk, type BulkFilter, type BulkOutcome } from '../operate/bulk.ts';
 import { InputError } from '../errors.ts';
 import type { BulkDecision } from '../store/atomic/bulk.ts';
 import type { UiDeps, UiEnv } from './env.ts';

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { explainDelivery, tasksMadeWords } from '../api/explain.ts';
-import { blank, pageOf, pageParams, pageQuery, readQuery } from '../api/input.ts';
+import { blank, pageOf, pageParams, pageQuery, readQuery } from '../http/input.ts';
+import { explainDelivery, tasksMadeWords } from '../operate/explain.ts';
 import { HttpError } from '../errors.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.ts';
-import type { SignInThrottle } from '../api/sign-in-throttle.ts';
-import type { AdminTokens } from '../api/tokens.ts';
+import type { SignInThrottle } from '../http/sign-in-throttle.ts';
+import type { AdminTokens } from '../http/tokens.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
 import type { Transforms } from '../shape/transforms.ts';

@@ -1,11 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { READING } from '../api/auth.ts';
-import type { AdminTokens } from '../api/tokens.ts';
+import { READING } from '../http/auth.ts';
+import { clientAddress, type SignInThrottle } from '../http/sign-in-throttle.ts';
+import type { AdminTokens } from '../http/tokens.ts';
 import { clearSession } from './cookies.ts';
 import type { UiEnv } from './env.ts';
 import { Problem } from './layout.tsx';
-import { clientAddress, type SignInThrottle } from '../api/sign-in-throttle.ts';
 import { csrfMatches, csrfToken, SESSION_COOKIE, sessionToCheck, verifySession } from './session.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { pausedRoutes } from '../api/destinations.ts';
-import { pageParams, readQuery } from '../api/input.ts';
+import { pageParams, readQuery } from '../http/input.ts';
+import { pausedRoutes } from '../operate/destinations.ts';
 import { DECISIONS, TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { attemptsOverTime } from '../store/queries/attempt-series.ts';

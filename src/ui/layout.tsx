@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { raw } from 'hono/html';
-import { pausedRoutes } from '../api/destinations.ts';
+import { pausedRoutes } from '../operate/destinations.ts';
 import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';

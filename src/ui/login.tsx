@@ -1,7 +1,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { clientAddress, type SignInThrottle } from '../api/sign-in-throttle.ts';
-import type { AdminTokens } from '../api/tokens.ts';
+import { clientAddress, type SignInThrottle } from '../http/sign-in-throttle.ts';
+import type { AdminTokens } from '../http/tokens.ts';
 import { clearSession, cookieOptions, setSession } from './cookies.ts';
 import { formLimit } from './form-limit.tsx';
 import { localPath } from './guard.tsx';

@@ -1,6 +1,6 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { databaseDeadline, unavailableAnswer } from '../api/database-deadline.ts';
+import { databaseDeadline, unavailableAnswer } from '../http/database-deadline.ts';
 import { HttpError } from '../errors.ts';
 import { decideFromForm, resumeFromForm } from './actions.ts';
 import { alertsPage, testAlertFromForm } from './alerts.tsx';

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AdminTokens } from '../api/tokens.ts';
+import type { AdminTokens } from '../http/tokens.ts';
 
 /**
  * Dashboard sessions, stateless: the cookie holds `label.expiry.signature`, never the token. The signature is

@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import type { BulkFilter } from '../api/bulk.ts';
-import { blank, pageParams, pageQuery, parseQuery } from '../api/input.ts';
-import { checkAttentionStates, states } from '../api/task-query.ts';
+import { blank, pageParams, pageQuery, parseQuery } from '../http/input.ts';
+import { checkAttentionStates, states } from '../http/task-query.ts';
+import type { BulkFilter } from '../operate/bulk.ts';
 import type { Config } from '../config/schema.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import { destinationOf } from '../api/destinations.ts';
-import { explainTask } from '../api/explain.ts';
-import { requestOf } from '../api/tasks.ts';
+import { destinationOf } from '../operate/destinations.ts';
+import { explainTask } from '../operate/explain.ts';
+import { requestOf } from '../operate/task-request.ts';
 import { HttpError } from '../errors.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
 import { DecisionCards, ReadOnlyNote } from './decide-forms.tsx';

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import { heldBy, pausedRoutes } from '../api/destinations.ts';
-import { heldWordsOf } from '../api/explain.ts';
-import { pageOf } from '../api/input.ts';
+import { pageOf } from '../http/input.ts';
+import { heldBy, pausedRoutes } from '../operate/destinations.ts';
+import { heldWordsOf } from '../operate/explain.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, Id, Time } from './format.tsx';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminTokens } from '../../src/api/tokens.ts';
+import { AdminTokens } from '../../src/http/tokens.ts';
 import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 import { ADMIN_TOKEN, adminApi, ALL_TOKENS, setState, signedInDashboard } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';

@@ -7,7 +7,7 @@ import { engine, type TestDatabase } from '../support/engine.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { waitFor } from '../support/forwarding.ts';
 import { freshProxiedDatabase, type FaultyProxy } from '../support/tcp-proxy.ts';
-import { AdminTokens } from '../../src/api/tokens.ts';
+import { AdminTokens } from '../../src/http/tokens.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 

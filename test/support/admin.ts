@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { AdminTokens } from '../../src/api/tokens.ts';
+import { AdminTokens } from '../../src/http/tokens.ts';
 import type { Db } from '../../src/store/connect.ts';
 import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 

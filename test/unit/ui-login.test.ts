@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { SignInThrottle } from '../../src/api/sign-in-throttle.ts';
-import { AdminTokens } from '../../src/api/tokens.ts';
+import { SignInThrottle } from '../../src/http/sign-in-throttle.ts';
+import { AdminTokens } from '../../src/http/tokens.ts';
 import { uiRoutes } from '../../src/ui/routes.tsx';
 import { csrfToken, SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 import { capture } from '../support/log-lines.ts';

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { SignInThrottle } from '../../src/api/sign-in-throttle.ts';
-import { AdminTokens } from '../../src/api/tokens.ts';
+import { SignInThrottle } from '../../src/http/sign-in-throttle.ts';
+import { AdminTokens } from '../../src/http/tokens.ts';
 import { createLogger } from '../../src/log.ts';
 import type { UiEnv } from '../../src/ui/env.ts';
 import { uiRoutes } from '../../src/ui/routes.tsx';

@@ -63,7 +63,7 @@ export async function unshapedTasks(db: Db, kind: BulkDecision, filter: TaskFilt
 const bulkTargets = (kind: BulkDecision, filter: TaskFilter) =>
   sql`${sendable(kind, filter)} and not (${byReplay})${kind === 'replay' ? sql` and tasks.source_body is null` : sql``}`;
 
-/** The tasks a bulk replay replays one at a time, shaping each again (src/api/retry.ts replayDecision). */
+/** The tasks a bulk replay replays one at a time, shaping each again (src/operate/retry.ts replayDecision). */
 export async function shapedReplays(db: Db, filter: TaskFilter): Promise<string[]> {
   const rows = await rowsOf<{ id: string }>(
     db,

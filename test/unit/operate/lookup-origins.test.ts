@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { claimAsksLookup } from '../../../src/api/destinations.ts';
-import { heldWords, originUses } from '../../../src/api/explain.ts';
+import { claimAsksLookup } from '../../../src/operate/destinations.ts';
+import { heldWords, originUses } from '../../../src/operate/explain.ts';
 import { destinationsView, tasksView } from '../../../src/cli/views.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');

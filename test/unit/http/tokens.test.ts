@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminTokensFromEnv, AdminTokens, shortTokenLabels } from '../../../src/api/tokens.ts';
+import { adminTokensFromEnv, AdminTokens, shortTokenLabels } from '../../../src/http/tokens.ts';
 
 const SECRET = 'pasted-s3cret-token-value';
 const refusal = (env: NodeJS.ProcessEnv) => {

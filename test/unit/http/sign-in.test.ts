@@ -5,8 +5,8 @@ import { serve } from '@hono/node-server';
 import { Agent, fetch } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
 import { apiRoutes } from '../../../src/api/routes.ts';
-import { addressKey, FAILED_SIGN_INS, MAX_ADDRESSES, SignInThrottle } from '../../../src/api/sign-in-throttle.ts';
-import { AdminTokens } from '../../../src/api/tokens.ts';
+import { addressKey, FAILED_SIGN_INS, MAX_ADDRESSES, SignInThrottle } from '../../../src/http/sign-in-throttle.ts';
+import { AdminTokens } from '../../../src/http/tokens.ts';
 import { capture } from '../../support/log-lines.ts';
 import { streaming, watchedBody } from '../../support/watched-body.ts';
 

@@ -1,0 +1,176 @@
+import { limitOf } from '../config/destinations.ts';
+import { lookupOrigin } from '../config/request.ts';
+import type { ActionConfig, Config } from '../config/schema.ts';
+import type { Store } from '../store/connect.ts';
+import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
+import { TASK_STATES } from '../store/decisions.ts';
+import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
+import { destinationUse, listDestinations, type DestinationRow, type DestinationUse } from '../store/queries/destinations.ts';
+
+export interface DestinationView extends Omit<DestinationRow, 'updatedAt'> {
+  status: 'open' | 'cooling' | 'paused';
+  /** The configured actions that send to it, as `source/action`. */
+  actions: string[];
+  /** The configured actions whose lookups it answers, as `source/action`. */
+  lookups: string[];
+  /** Its `destinations` entry: the limits every worker of every instance holds it to; null: none. */
+  limit: { perSecond: number | null; burst: number | null; maxInFlight: number | null } | null;
+}
+
+/** A destination as a person looks at it: its standing, and how much of its limits it uses now. */
+export type DestinationWithUse = DestinationView & DestinationUse;
+
+/**
+ * Every configured destination with its standing; one the database knows but config no longer names is listed too.
+ * With `use`, also what each has in flight, in its bucket and waiting: counts over the queue, for the pages a
+ * person opens, not for the looks every scrape takes at what is paused.
+ */
+export async function destinations(store: Store, config: Config): Promise<DestinationView[]>;
+export async function destinations(store: Store, config: Config, use: 'with use'): Promise<DestinationWithUse[]>;
+export async function destinations(store: Store, config: Config, withUse?: 'with use'): Promise<DestinationView[]> {
+  const actions = new Map<string, string[]>();
+  const lookups = new Map<string, string[]>();
+  const routes: { origin: string; route: string }[] = [];
+  const lookupRoutes: ({ origin: string; route: string } & LookupClaim)[] = [];
+  for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
+    actions.set(origin, [...(actions.get(origin) ?? []), `${source}/${action}`]);
+    routes.push({ origin, route: `${source}:${action}` });
+    if (lookupAt === null) continue;
+    lookups.set(lookupAt, [...(lookups.get(lookupAt) ?? []), `${source}/${action}`]);
+    lookupRoutes.push({ origin: lookupAt, route: `${source}:${action}`, ...lookupClaimOf(actionConfig) });
+  }
+  const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
+  const rates = [...limits.values()].flatMap(({ origin, perSecond, burst }) => (perSecond === null ? [] : [{ origin, perSecond, burst: burst! }]));
+  const [rows, use] = await Promise.all([listDestinations(store.db), withUse ? destinationUse(store.db, routes, lookupRoutes, rates) : null]);
+  const known = new Map(rows.map((row) => [row.origin, row]));
+  const now = Date.now();
+  return [...new Set([...actions.keys(), ...lookups.keys(), ...limits.keys(), ...known.keys()])].sort().map((origin) => {
+    const row = known.get(origin);
+    const status = row?.pausedAt ? 'paused' : row?.cooldownUntil && row.cooldownUntil.getTime() > now ? 'cooling' : 'open';
+    const { origin: _, ...limit } = limits.get(origin) ?? { origin };
+    return {
+      origin,
+      status,
+      cooldownUntil: row?.cooldownUntil ?? null,
+      pausedAt: row?.pausedAt ?? null,
+      pausedReason: row?.pausedReason ?? null,
+      actions: actions.get(origin) ?? [],
+      lookups: lookups.get(origin) ?? [],
+      limit: limits.has(origin) ? (limit as DestinationView['limit']) : null,
+      ...(use === null ? {} : (use.get(origin) ?? { inFlight: 0, tokens: null, waiting: 0, waitingLookups: 0 })),
+    };
+  });
+}
+
+/** Each configured action, with the origin its sends go to and the one its lookups go to (null: it has none). */
+function configuredActions(config: Config) {
+  return Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
+    Object.entries(sourceConfig.actions).map(([action, actionConfig]) => {
+      const { lookup } = actionConfig;
+      const lookupAt = lookup === undefined ? null : lookupOrigin(typeof lookup === 'string' ? lookup : lookup.url);
+      return { source, action, config: actionConfig, origin: new URL(actionConfig.url).origin, lookupAt };
+    }),
+  );
+}
+
+/** What decides, with the task's own counts, whether an unknown outcome's next claim asks its action's lookup. */
+export interface LookupClaim {
+  keyed: boolean;
+  keyRetentionMs: number;
+  maxAttempts: number;
+}
+
+const lookupClaimOf = (action: ActionConfig): LookupClaim => ({
+  keyed: action.idempotency === 'key',
+  keyRetentionMs: action.keyRetention,
+  maxAttempts: action.maxAttempts,
+});
+
+/**
+ * Whether an unknown outcome's next claim, of an action with a lookup, asks it: the `due` CASE of oncehook_claim_tasks
+ * (migration 0019), whose claim filter holds such a task at a paused lookup origin. Not a keyed resend while the
+ * downstream still keeps the key (that goes to the action's own origin), nor review once the lookups are spent.
+ */
+export function claimAsksLookup(
+  task: { attempts: number; lookups: number; firstAttemptAt: Date | null },
+  claim: LookupClaim,
+  now: number,
+): boolean {
+  const resend =
+    claim.keyed && task.attempts < claim.maxAttempts && task.firstAttemptAt !== null && task.firstAttemptAt.getTime() > now - claim.keyRetentionMs;
+  return !resend && task.lookups < claim.maxAttempts;
+}
+
+/** What says where a task goes, whether it is still to be sent, and what its next claim would do. */
+type HeldTask = { state: string; source: string; action: string; attempts: number; lookups: number; firstAttemptAt: Date | null };
+
+/** Paused destinations by the routes (`source/action`) they hold, and how. */
+export interface Paused {
+  /** By the routes that send to them: each such task still to be sent waits. */
+  sends: Map<string, DestinationView>;
+  /** By the routes whose lookups they answer: an unknown outcome whose claim would ask the lookup waits. */
+  lookups: Map<string, { destination: DestinationView; claim: LookupClaim }>;
+}
+
+/** The destinations paused now, with the routes each holds. */
+export async function pausedRoutes(store: Store, config: Config): Promise<Paused> {
+  return pausedAmong(await destinations(store, config), config);
+}
+
+function pausedAmong(listed: DestinationView[], config: Config): Paused {
+  const paused = new Map(listed.filter((d) => d.status === 'paused').map((d) => [d.origin, d]));
+  const sends = new Map<string, DestinationView>();
+  const lookups: Paused['lookups'] = new Map();
+  for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
+    const route = `${source}/${action}`;
+    if (paused.has(origin)) sends.set(route, paused.get(origin)!);
+    if (lookupAt !== null && paused.has(lookupAt)) lookups.set(route, { destination: paused.get(lookupAt)!, claim: lookupClaimOf(actionConfig) });
+  }
+  return { sends, lookups };
+}
+
+/** The attention queue's figures, with the routes of the destinations paused now. */
+export async function queueOf(store: Store, config: Config): Promise<QueueFigures> {
+  return queueFigures(store.db, [...(await pausedRoutes(store, config)).sends.keys()]);
+}
+
+/** A paused destination holding a task, and what the task would ask it. */
+export interface Held {
+  destination: DestinationView;
+  use: 'send' | 'lookup';
+}
+
+/**
+ * The paused destination holding a task that is still to be sent, or null: the one its action sends to, else, for
+ * an unknown outcome whose next claim is a lookup, the one that lookup goes to (as the claim's filters, migration 0019).
+ */
+export function heldBy(
+  task: HeldTask,
+  paused: Paused,
+  now = Date.now(),
+): Held | null {
+  if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
+  // Judged as the list is read, by this process's clock as `destinations` judges a cooldown: a claim judges it again
+  // in the database's time, and a skew between the two moves only the end of a key's retention by as much.
+  const route = `${task.source}/${task.action}`;
+  const send = paused.sends.get(route);
+  if (send) return { destination: send, use: 'send' };
+  const lookup = paused.lookups.get(route);
+  if (task.state === TASK_STATES.outcomeUnknown && lookup && claimAsksLookup(task, lookup.claim, now)) return { destination: lookup.destination, use: 'lookup' };
+  return null;
+}
+
+/**
+ * Where a task still to be sent would go, and how that destination stands: the paused one holding it (its lookup's,
+ * for an unknown outcome whose claim would ask it), else its action's. Null once it is out of the queue.
+ */
+export async function destinationOf(store: Store, config: Config, task: HeldTask): Promise<Held | null> {
+  if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
+  const url = config.sources[task.source]?.actions[task.action]?.url;
+  if (url === undefined) return null;
+  const listed = await destinations(store, config);
+  const held = heldBy(task, pausedAmong(listed, config));
+  if (held) return held;
+  const own = listed.find((d) => d.origin === new URL(url).origin);
+  return own ? { destination: own, use: 'send' } : null;
+}

@@ -1,0 +1,26 @@
+import type { Config } from '../config/schema.ts';
+
+/**
+ * An action's URL as people are shown it: its query left out, where an API key is often passed (`?key=…`), and
+ * said to be there. A path can be a credential too (an incoming webhook's): that is the config's to keep out.
+ */
+function shownUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}${parsed.search ? '?…' : ''}`;
+}
+
+/**
+ * How the task's next attempt goes out, as the config says now: the body is the task's own (`body`), the rest is
+ * the action's. Header names only: their values are credentials.
+ */
+export function requestOf(config: Config, task: { source: string; action: string; contentType: string | null }) {
+  const action = config.sources[task.source]?.actions[task.action];
+  if (action === undefined) return null;
+  return {
+    method: action.method,
+    url: shownUrl(action.url),
+    contentType: task.contentType,
+    headers: Object.keys(action.headers ?? {}),
+    idempotencyHeader: action.idempotencyHeader,
+  };
+}
