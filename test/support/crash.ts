@@ -164,7 +164,11 @@ export async function runCrashMatrix(options: CrashOptions): Promise<CrashSummar
     url: `${downstream.url}${path}`,
     timeoutMs: TIMEOUT_MS,
     topics: [topic],
-    backoff: { initialMs: 20, maxMs: 200 },
+    // Attempts enough to outlast a loaded machine: at load 15–24 the default eight, each timed out at 1 s, ran out
+    // with the effect made (seed 824280739: five keyed tasks ended needs_review), which is no broken promise but
+    // hid what the matrix looks for.
+    maxAttempts: 100,
+    backoff: { initialMs: 20, maxMs: 1000 },
     ...(safeguard === 'key' ? { idempotency: 'key' } : {}),
     ...(safeguard === 'lookup' ? { lookup: `${downstream.url}${path}/lookup?key={key}` } : {}),
   });
