@@ -24,6 +24,8 @@ export interface GatewayOptions {
   host?: string;
   databaseUrl?: string | undefined;
   dataDir?: string | undefined;
+  /** Tests only: an in-memory database's starting cluster (StoreOptions). */
+  memoryImage?: Blob | undefined;
   /** `web` receives, `worker` forwards, `all` (the default) does both in one process. */
   role?: Role;
   adminToken?: AdminTokenSetting | undefined;
@@ -80,7 +82,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     role !== 'worker' && shaping.length > 0
       ? Promise.race([warmTransforms(shaping.length), new Promise((resolve) => setTimeout(resolve, TRANSFORM_START_WAIT_MS).unref())])
       : Promise.resolve();
-  const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger }).catch(async (error: unknown) => {
+  const store = await openStore({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, memoryImage: options.memoryImage, logger }).catch(async (error: unknown) => {
     await listener.close();
     throw error;
   });

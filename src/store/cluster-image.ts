@@ -1,9 +1,11 @@
 import { createReadStream, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createBrotliDecompress } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliDecompress, createBrotliDecompress } from 'node:zlib';
 import { flushAll, flushPath, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
 import { extractTar } from './tar.ts';
 
@@ -67,6 +69,22 @@ export function installedPglite(): string {
   }
 }
 
+/** Why `image` cannot make a cluster for the PGlite installed; undefined when it can. */
+function whyUnusable(image: ClusterImage): string | undefined {
+  if (!existsSync(image.archive) || !existsSync(image.manifest)) return `no cluster image at ${image.archive}`;
+  const made = readManifest(image).pglite;
+  const installed = installedPglite();
+  if (made !== installed) return `the cluster image shipped with oncehook was made by PGlite ${made}, and PGlite ${installed} is installed`;
+  return undefined;
+}
+
+/** The image's cluster as one tar, as PGlite's `loadDataDir` takes it; undefined when it cannot be used. */
+export async function clusterTar(image: ClusterImage = SHIPPED_IMAGE): Promise<Blob | undefined> {
+  if (whyUnusable(image)) return undefined;
+  const tar = await promisify(brotliDecompress)(await readFile(image.archive));
+  return new Blob([tar as Uint8Array<ArrayBuffer>]);
+}
+
 /** How a data directory came to hold its cluster. `initdb`: it holds none yet, and PGlite's initdb makes it. */
 export type Seeded = { from: 'existing' } | { from: 'image' } | { from: 'initdb'; reason: string };
 
@@ -80,12 +98,8 @@ export async function seedDataDir(dataDir: string, syncs: DiskSyncs, image: Clus
   const staging = join(dataDir, STAGING);
   rmSync(staging, { recursive: true, force: true });
   if (existsSync(join(dataDir, PG_VERSION))) return { from: 'existing' };
-  if (!existsSync(image.archive) || !existsSync(image.manifest)) return { from: 'initdb', reason: `no cluster image at ${image.archive}` };
-  const made = readManifest(image).pglite;
-  const installed = installedPglite();
-  if (made !== installed) {
-    return { from: 'initdb', reason: `the cluster image shipped with oncehook was made by PGlite ${made}, and PGlite ${installed} is installed` };
-  }
+  const unusable = whyUnusable(image);
+  if (unusable) return { from: 'initdb', reason: unusable };
   await extractTar(pipeline(createReadStream(image.archive), createBrotliDecompress({ chunkSize: CHUNK }), () => {}), staging);
   await flushAll(staging, syncs);
   for (const name of readdirSync(staging)) {

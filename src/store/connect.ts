@@ -7,9 +7,10 @@ import postgres from 'postgres';
 import { lockDataDir } from './data-dir-lock.ts';
 import { assertDriverRepaired } from './driver-repairs.ts';
 import type { Logger } from '../log.ts';
-import type { Seeded } from './cluster-image.ts';
+import { clusterTar, type Seeded } from './cluster-image.ts';
 import type { DiskSyncs } from './data-dir-flush.ts';
 import { openDurablePglite } from './durable-pglite.ts';
+import { compiledPglite, pgliteBundle } from './pglite-artifacts.ts';
 import { preparing } from './prepared.ts';
 import { preparePglite } from './prepared-pglite.ts';
 import * as schema from './schema.ts';
@@ -51,6 +52,8 @@ export interface StoreOptions {
   databaseUrl?: string | undefined;
   /** PGlite's directory; omitted means in memory (tests only). */
   dataDir?: string | undefined;
+  /** In memory only (tests): the cluster to start from, a PGlite dump; by default an empty one. */
+  memoryImage?: Blob | undefined;
   /** Connections in the postgres.js pool. */
   poolSize?: number;
   /** Told how a new embedded data directory was made. */
@@ -58,7 +61,7 @@ export interface StoreOptions {
 }
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  if (!options.databaseUrl) return openPglite(options.dataDir, options.logger);
+  if (!options.databaseUrl) return openPglite(options.dataDir, options.logger, options.memoryImage);
   await assertDriverRepaired();
   return openPostgres(options.databaseUrl, options.poolSize ?? 10);
 }
@@ -159,23 +162,24 @@ function clientOptions(max: number, applicationName = 'oncehook'): postgres.Opti
   };
 }
 
-let pristineCluster: Promise<Blob> | undefined;
+let pristineCluster: Promise<Blob | undefined> | undefined;
 
 /**
- * An in-memory PGlite (tests only) starting from a freshly initialised cluster. initdb takes 2.5–3.5 s and
- * the test suites make dozens of these, so the first one in a process keeps an image of its cluster as
- * initdb left it and the rest load that (~1 s): the same empty cluster, without running initdb again.
+ * An in-memory PGlite (tests only) starting from a freshly initialised cluster: the image a new data directory
+ * starts from (cluster-image.ts), unpacked once in a process, or `memoryImage`. The suites make hundreds of these;
+ * PGlite's initdb took 2.5–3.5 s of each process's first, unpacking the image ~0.3 s. Without a usable image, the
+ * first runs initdb and the rest load its cluster as initdb left it.
  */
-async function inMemoryPglite(): Promise<PGlite> {
-  if (pristineCluster) {
-    const image = await pristineCluster.catch(() => undefined);
-    if (image) return PGlite.create({ loadDataDir: image });
-  }
-  const client = await PGlite.create({});
-  const image = client.dumpDataDir('none');
-  pristineCluster = image;
+async function inMemoryPglite(memoryImage: Blob | undefined): Promise<PGlite> {
+  const artifacts = { pgliteWasmModule: await compiledPglite(), fsBundle: await pgliteBundle() };
+  pristineCluster ??= clusterTar();
+  const image = memoryImage ?? (await pristineCluster.catch(() => undefined));
+  if (image) return PGlite.create({ loadDataDir: image, ...artifacts });
+  const client = await PGlite.create(artifacts);
+  const dumped = client.dumpDataDir('none');
+  pristineCluster = dumped;
   try {
-    await image;
+    await dumped;
   } catch (error) {
     await client.close();
     throw error;
@@ -183,7 +187,7 @@ async function inMemoryPglite(): Promise<PGlite> {
   return client;
 }
 
-async function openPglite(dataDir: string | undefined, logger: StoreOptions['logger']): Promise<Store> {
+async function openPglite(dataDir: string | undefined, logger: StoreOptions['logger'], memoryImage: Blob | undefined): Promise<Store> {
   let client: PGlite;
   let diskSyncs: DiskSyncs | null = null;
   let release = () => {};
@@ -199,7 +203,7 @@ async function openPglite(dataDir: string | undefined, logger: StoreOptions['log
       throw error;
     }
   } else {
-    client = await inMemoryPglite();
+    client = await inMemoryPglite(memoryImage);
   }
   preparePglite(client);
   const db = drizzlePglite(client, { schema }) as unknown as Db;

@@ -1,9 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import { seedDataDir, SHIPPED_IMAGE, type ClusterImage, type Seeded } from './cluster-image.ts';
+import { compiledPglite } from './pglite-artifacts.ts';
 import { compileWasmLightly, MEMORY_START_PARAMS } from './pglite-memory.ts';
 import { flushAll, flushedWhole, flushFd, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
 
@@ -61,16 +59,6 @@ class DurableNodeFS extends NodeFS {
 /** PGlite's own start parameters, with fsync on, the log flushed by fsync, and buffers kept small (pglite-memory.ts). */
 const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'fsync=on', '-c', 'wal_sync_method=fsync', ...MEMORY_START_PARAMS];
 
-/**
- * PGlite's WebAssembly, compiled while the cluster image is written: PGlite would compile it only once the directory
- * is ready (~100 ms of a first start). Not its file bundle too: read here, it is copied once more on the way in,
- * and the process's peak grew by 10 MiB for 45 ms saved.
- */
-async function compilePglite(): Promise<WebAssembly.Module> {
-  const dist = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
-  return WebAssembly.compile(await readFile(join(dist, 'pglite.wasm')));
-}
-
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return; a new directory starts from `image`. */
 export async function openDurablePglite(
   dataDir: string,
@@ -78,8 +66,9 @@ export async function openDurablePglite(
 ): Promise<{ client: PGlite; syncs: DiskSyncs; seeded: Seeded }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0, fileSystems: 0 };
   compileWasmLightly();
-  const compiled = compilePglite();
-  // Settled here too when the seed fails first, so its failure is not also an unhandled rejection.
+  // Compiled while the cluster image is written: PGlite would compile only once the directory is ready (~100 ms of a
+  // first start). Settled here too when the seed fails first, so its failure is not also an unhandled rejection.
+  const compiled = compiledPglite();
   compiled.catch(() => {});
   const seeded = await seedDataDir(dataDir, syncs, image);
   const client = await PGlite.create({ fs: new DurableNodeFS(dataDir, syncs), startParams: DURABLE_START, pgliteWasmModule: await compiled });

@@ -1,7 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
 import postgres, { type TransactionSql } from 'postgres';
 import { openStore, type Store } from '../../src/store/connect.ts';
-import { migrate } from '../../src/store/migrate.ts';
+import { migrate, migratePostgresAt } from '../../src/store/migrate.ts';
 
 /** The PostgreSQL every test run uses. A test that needs it fails when it is down; it never skips. */
 export const PG_ADMIN_URL = process.env.ONCEHOOK_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -20,36 +24,114 @@ export function engine(): Engine {
 export interface TestDatabase {
   /** Set on PostgreSQL: a database of its own, created for this test file. */
   url: string | undefined;
+  /** Set on PGlite when the database starts migrated: the migrated cluster an in-memory store starts from. */
+  memoryImage?: Blob;
   drop(): Promise<void>;
 }
 
-/** A fresh, empty PostgreSQL database; dropped (with its connections) by `drop`. */
-export async function freshPostgresDatabase(): Promise<TestDatabase> {
+const adminClient = () => postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+
+/** A fresh PostgreSQL database, empty or a copy of `template`; dropped (with its connections) by `drop`. */
+export async function freshPostgresDatabase(template?: string): Promise<TestDatabase> {
   const name = `oncehook_t_${randomBytes(6).toString('hex')}`;
-  const admin = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  const admin = adminClient();
   try {
-    await admin.unsafe(`create database ${name}`);
+    await admin.unsafe(`create database ${name}${template ? ` template ${template}` : ''}`);
   } catch (error) {
     await admin.end();
     throw new Error(`PostgreSQL at ${PG_ADMIN_URL} is needed by this test: ${(error as Error).message}`);
   }
   await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
   return {
-    url: url.toString(),
+    url: databaseUrl(name),
     async drop() {
-      const again = postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {} });
+      const again = adminClient();
       await again.unsafe(`drop database if exists ${name} with (force)`);
       await again.end();
     },
   };
 }
 
-/** A fresh database on this project's engine: its own PostgreSQL database, or a PGlite in memory. */
-export async function freshDatabase(): Promise<TestDatabase> {
-  if (engine() === 'postgres') return freshPostgresDatabase();
-  return { url: undefined, drop: async () => {} };
+function databaseUrl(name: string): string {
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Every file the migrator applies, named and hashed: a template is made again whenever one changes. */
+function schemaHash(): string {
+  const hash = createHash('sha256');
+  const store = fileURLToPath(new URL('../../src/store/', import.meta.url));
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/\.(sql|json)$/.test(entry.name)) hash.update(path.slice(store.length)).update(readFileSync(path));
+    }
+  };
+  walk(store);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** A lock of the test runs' own, held while a template is made. */
+const TEMPLATE_LOCK = 4_207_311_777;
+let template: Promise<string> | undefined;
+
+/**
+ * A migrated PostgreSQL database that fresh ones are copied from: migrating takes most of a fresh store's time, and
+ * the suites make hundreds. Made once per schema (named by its hash) by whichever test process asks first, under a
+ * lock the others wait on, and renamed into place only once migrated. Kept for the next run.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const name = `oncehook_tpl_${schemaHash()}`;
+    const admin = adminClient();
+    try {
+      await admin`select pg_advisory_lock(${TEMPLATE_LOCK})`;
+      const [found] = await admin`select 1 from pg_database where datname = ${name}`;
+      if (!found) {
+        // A template half made by a run that was killed holds no lock: nobody uses it.
+        for (const { datname } of await admin`select datname from pg_database where datname ~ '^oncehook_tpl_[0-9a-f]+_building$'`) {
+          await admin.unsafe(`drop database if exists ${datname as string} with (force)`);
+        }
+        const building = `${name}_building`;
+        await admin.unsafe(`create database ${building}`);
+        await migratePostgresAt(databaseUrl(building));
+        await admin.unsafe(`alter database ${building} rename to ${name}`);
+      }
+      return name;
+    } finally {
+      await admin.end();
+    }
+  })();
+  template.catch(() => (template = undefined));
+  return template;
+}
+
+let memoryImage: Promise<Blob> | undefined;
+
+/** The in-memory PGlite's counterpart of migratedTemplate: a migrated cluster, dumped once in a process. */
+function migratedMemoryImage(): Promise<Blob> {
+  memoryImage ??= (async () => {
+    const store = await openStore({});
+    try {
+      await migrate(store, undefined);
+      return await (store.db as unknown as { $client: PGlite }).$client.dumpDataDir('none');
+    } finally {
+      await store.close();
+    }
+  })();
+  memoryImage.catch(() => (memoryImage = undefined));
+  return memoryImage;
+}
+
+/**
+ * A fresh database on this project's engine: its own PostgreSQL database, or a PGlite in memory. `migrated`: with
+ * oncehook's schema already in it, as `migrate` would leave it (a later `migrate` finds nothing to do).
+ */
+export async function freshDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  if (engine() === 'postgres') return freshPostgresDatabase(options.migrated ? await migratedTemplate() : undefined);
+  return { url: undefined, ...(options.migrated ? { memoryImage: await migratedMemoryImage() } : {}), drop: async () => {} };
 }
 
 export interface TestStore {
@@ -60,8 +142,8 @@ export interface TestStore {
 
 /** A migrated store on a fresh database of this project's engine. */
 export async function freshStore(): Promise<TestStore> {
-  const database = await freshDatabase();
-  const store = await openStore({ databaseUrl: database.url });
+  const database = await freshDatabase({ migrated: true });
+  const store = await openStore({ databaseUrl: database.url, memoryImage: database.memoryImage });
   await migrate(store, database.url);
   return {
     store,

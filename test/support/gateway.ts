@@ -23,13 +23,14 @@ export interface TestGatewayOptions {
 
 /** A real gateway on a real port and a fresh database of this project's engine. */
 export async function startTestGateway(config: object, options: TestGatewayOptions = {}): Promise<TestGateway> {
-  const db = options.database ?? (await freshDatabase());
+  const db = options.database ?? (await freshDatabase({ migrated: true }));
   const gateway = await startGateway({
     config: parseConfig(JSON.stringify(config), 'test config').config,
     logger: options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: db.url,
+    memoryImage: db.memoryImage,
     role: options.role,
     adminToken: options.adminToken,
     // Tests wait for events, not for the production poll interval.
