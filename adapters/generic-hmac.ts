@@ -2,8 +2,9 @@
  * Any sender that signs with an HMAC, described by the source's `hmac` options: which header, which hash and
  * encoding, what was signed, and where each identity is found (a header, or a JSON pointer into the body).
  */
+import { z } from 'zod';
 import { SignatureError } from '../src/errors.ts';
-import type { GenericHmacOptions } from '../src/config/schema.ts';
+import { jsonPointerSchema } from '../src/json-pointer.ts';
 import type { Adapter, InboundRequest } from './types.ts';
 import {
   anySignatureMatches,
@@ -18,6 +19,40 @@ import {
   stringOrIntegerId,
   unixSecondsDate,
 } from './verify.ts';
+
+/** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
+const fieldSource = z.union([
+  z.strictObject({ header: z.string().min(1) }),
+  z.strictObject({ pointer: jsonPointerSchema }),
+]);
+
+export const genericHmacSchema = z
+  .strictObject({
+    signatureHeader: z.string().min(1).describe('header carrying the signature, e.g. "X-Signature"'),
+    algorithm: z.enum(['sha1', 'sha256', 'sha512']).default('sha256'),
+    encoding: z.enum(['hex', 'base64']).default('hex'),
+    signaturePrefix: z.string().default('').describe('text before the signature, e.g. "sha256="'),
+    timestampHeader: z.string().min(1).optional().describe('header with a unix timestamp in seconds'),
+    toleranceSeconds: z.int().positive().default(300),
+    signedPayload: z
+      .enum(['body', 'timestamp.body'])
+      .default('body')
+      .describe('what was signed: the raw body, or "<timestamp>.<body>"'),
+    deliveryId: fieldSource.optional().describe('default: the event ID, so a retry of the event is a duplicate delivery'),
+    eventId: fieldSource,
+    topic: fieldSource.optional(),
+    occurredAt: fieldSource.optional(),
+  })
+  .refine((o) => o.signedPayload === 'body' || o.timestampHeader !== undefined, {
+    message: 'signedPayload "timestamp.body" needs a timestampHeader',
+    path: ['signedPayload'],
+  })
+  // Outside the signature the timestamp can be rewritten by whoever replays a delivery: a window that stops no replay.
+  .refine((o) => o.timestampHeader === undefined || o.signedPayload === 'timestamp.body', {
+    message: 'the timestamp is not signed (signedPayload "body"), so a replay can rewrite it and pass the window: set signedPayload "timestamp.body" if the sender signs it, else drop timestampHeader',
+    path: ['timestampHeader'],
+  });
+export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
 
 type FieldSource = GenericHmacOptions['eventId'];
 

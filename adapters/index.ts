@@ -1,6 +1,5 @@
 /** The adapter a source names, built once at start from its secrets (and, for generic-hmac, its options). */
-import type { GenericHmacOptions } from '../src/config/schema.ts';
-import { genericHmac } from './generic-hmac.ts';
+import { genericHmac, type GenericHmacOptions } from './generic-hmac.ts';
 import { github } from './github.ts';
 import { gitlab } from './gitlab.ts';
 import { hubspot } from './hubspot.ts';

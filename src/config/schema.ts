@@ -1,18 +1,17 @@
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
+import { genericHmacSchema } from '../../adapters/generic-hmac.ts';
 import { sendgridKey } from '../../adapters/sendgrid.ts';
 import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
 import { ADAPTER_NAMES } from '../../adapters/types.ts';
-import { taskKeyProblems } from '../ingest/plan-tasks.ts';
-import { JSON_POINTER_SYNTAX } from '../json-pointer.ts';
+import { jsonPointerSchema } from '../json-pointer.ts';
 import { filterProblems, matcherProblems, type FilterProblem } from '../shape/filter-syntax.ts';
+import { taskKeyProblems } from '../shape/task-key.ts';
 import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
 import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
 import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
-
-const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
 /**
  * A key to sign or verify with. A blank one (a variable set to a space) is a key anyone can sign with. Whitespace
@@ -25,40 +24,6 @@ const secret = z
   .refine((value) => value.trim() !== '', { message: 'a secret cannot be empty or only whitespace: anyone could sign with it', abort: true })
   .regex(/^\S(?:[\s\S]*\S)?$/, 'starts or ends with whitespace (a pasted line break?), which the key would keep: remove it');
 const wellFormed = (value: string) => secret.safeParse(value).success;
-
-/** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
-const fieldSource = z.union([
-  z.strictObject({ header: z.string().min(1) }),
-  z.strictObject({ pointer: jsonPointer }),
-]);
-
-export const genericHmacSchema = z
-  .strictObject({
-    signatureHeader: z.string().min(1).describe('header carrying the signature, e.g. "X-Signature"'),
-    algorithm: z.enum(['sha1', 'sha256', 'sha512']).default('sha256'),
-    encoding: z.enum(['hex', 'base64']).default('hex'),
-    signaturePrefix: z.string().default('').describe('text before the signature, e.g. "sha256="'),
-    timestampHeader: z.string().min(1).optional().describe('header with a unix timestamp in seconds'),
-    toleranceSeconds: z.int().positive().default(300),
-    signedPayload: z
-      .enum(['body', 'timestamp.body'])
-      .default('body')
-      .describe('what was signed: the raw body, or "<timestamp>.<body>"'),
-    deliveryId: fieldSource.optional().describe('default: the event ID, so a retry of the event is a duplicate delivery'),
-    eventId: fieldSource,
-    topic: fieldSource.optional(),
-    occurredAt: fieldSource.optional(),
-  })
-  .refine((o) => o.signedPayload === 'body' || o.timestampHeader !== undefined, {
-    message: 'signedPayload "timestamp.body" needs a timestampHeader',
-    path: ['signedPayload'],
-  })
-  // Outside the signature the timestamp can be rewritten by whoever replays a delivery: a window that stops no replay.
-  .refine((o) => o.timestampHeader === undefined || o.signedPayload === 'timestamp.body', {
-    message: 'the timestamp is not signed (signedPayload "body"), so a replay can rewrite it and pass the window: set signedPayload "timestamp.body" if the sender signs it, else drop timestampHeader',
-    path: ['timestampHeader'],
-  });
-export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
 
 const actionId = z
   .string()
@@ -139,7 +104,7 @@ export const actionSchema = z.strictObject({
     .describe('which deliveries make a task: {"body": M, "headers": M, "topic": M}'),
   headers: requestHeaders.optional().describe('sent with every attempt and lookup; values are secrets: use ${NAME}'),
   idempotencyHeader,
-  referencePointer: jsonPointer.optional().describe('JSON pointer into a 2xx response naming the created thing'),
+  referencePointer: jsonPointerSchema.optional().describe('JSON pointer into a 2xx response naming the created thing'),
   backoff: z
     .strictObject({
       initialMs: z.int().positive().default(1000),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { genericHmac } from '../../../adapters/generic-hmac.ts';
-import { genericHmacSchema } from '../../../src/config/schema.ts';
+import { genericHmacSchema } from '../../../adapters/generic-hmac.ts';
 import {
   GENERIC_BODY,
   GENERIC_HEADER_OPTIONS,
