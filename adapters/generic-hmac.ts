@@ -5,20 +5,11 @@
 import { z } from 'zod';
 import { SignatureError } from '../src/errors.ts';
 import { jsonPointerSchema } from '../src/json-pointer.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson, parseJsonUnlessDeclaredOther } from './body.ts';
+import { isoDate, optionalString, stringOrIntegerId, unixSecondsDate } from './identity.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  checkTimestamp,
-  hmac,
-  isoDate,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  parseJsonUnlessDeclaredOther,
-  requireSignatureHeader,
-  stringOrIntegerId,
-  unixSecondsDate,
-} from './verify.ts';
 
 /** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
 const fieldSource = z.union([

@@ -4,17 +4,10 @@
  * tells those hooks' deliveries apart. A `ping`, sent when a hook is created, only says the hook works.
  */
 import { SignatureError } from '../src/errors.ts';
+import { decodeUtf8, parseJsonText, parseJsonUnlessDeclaredOther } from './body.ts';
+import { optionalString, requireId } from './identity.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  decodeUtf8,
-  hmac,
-  optionalString,
-  parseJsonText,
-  parseJsonUnlessDeclaredOther,
-  requireId,
-  requireSignatureHeader,
-} from './verify.ts';
 
 const PREFIX = 'sha256=';
 

@@ -17,8 +17,11 @@
  * (https://docs.gitlab.com/user/gitlab_com/, "Other limits").
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, requireId } from './identity.ts';
+import { requireSignatureHeader, sha256Hex, tokenMatches } from './signature.ts';
 import type { Adapter } from './types.ts';
-import { jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, sha256Hex, tokenMatches } from './verify.ts';
 
 export function gitlab({ secrets }: { secrets: readonly string[] }): Adapter {
   return {

@@ -13,21 +13,11 @@
  * answer ("Retries"), and does not retry a 400, 401, 403, 404 or 405.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson, withinBatchLimit } from './body.ts';
+import { optionalString, requireId, stringOrIntegerId, unixMillisecondsDate } from './identity.ts';
+import { anySignatureMatches, checkMillisecondsTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter, EventItem, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  checkMillisecondsTimestamp,
-  hmac,
-  jsonKind,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-  stringOrIntegerId,
-  unixMillisecondsDate,
-  withinBatchLimit,
-} from './verify.ts';
 
 const TOLERANCE_SECONDS = 300;
 

@@ -11,20 +11,11 @@
  * Linear waits 5 seconds for an answer, then retries after a minute, an hour and six hours.
  */
 import { SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson } from './body.ts';
+import { isoDate, optionalString, requireId, stringId } from './identity.ts';
+import { anySignatureMatches, checkMillisecondsTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter } from './types.ts';
-import {
-  anySignatureMatches,
-  checkMillisecondsTimestamp,
-  hmac,
-  isoDate,
-  jsonKind,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-  stringId,
-} from './verify.ts';
 
 const TOLERANCE_SECONDS = 60;
 

@@ -27,22 +27,12 @@
  *   https://developers.facebook.com/docs/messenger-platform/faq).
  */
 import { HttpError, InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson, withinBatchLimit } from './body.ts';
 import { contentId } from './content-id.ts';
+import { optionalString, requireId, unixMillisecondsDate, unixSecondsDate } from './identity.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader, safeEqual } from './signature.ts';
 import type { Adapter, EventItem } from './types.ts';
-import {
-  anySignatureMatches,
-  hmac,
-  jsonKind,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-  safeEqual,
-  unixMillisecondsDate,
-  unixSecondsDate,
-  withinBatchLimit,
-} from './verify.ts';
 
 const PREFIX = 'sha256=';
 /** An ID of Meta's as it may name an event: printable ASCII, short enough to be a key. Anything else is hashed. */

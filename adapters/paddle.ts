@@ -12,8 +12,11 @@
  * `occurred_at` the time. Paddle waits five seconds (https://developer.paddle.com/webhooks/about/respond-to-webhooks).
  */
 import { SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, stringId } from './identity.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter } from './types.ts';
-import { anySignatureMatches, checkTimestamp, hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId } from './verify.ts';
 
 const TOLERANCE_SECONDS = 5;
 

@@ -8,8 +8,11 @@
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson, withinBatchLimit } from './body.ts';
+import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { requireSignatureHeader } from './signature.ts';
 import type { Adapter, EventItem } from './types.ts';
-import { jsonKind, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId, unixSecondsDate, withinBatchLimit } from './verify.ts';
 
 /** A verification key as SendGrid shows it: base64 of a DER public key; undefined when it is not one. */
 export function sendgridKey(secret: string): KeyObject {

@@ -3,9 +3,12 @@
  * times out after 10 s and resends the same body, so the run ID names the event and a hash of the exact
  * bytes names the delivery: an identical resend is recognised as the same delivery.
  */
-import type { Adapter } from './types.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, stringId } from './identity.ts';
 import { SHOPIFY_SIGNATURE_HEADERS, verifyShopifyHmac } from './shopify.ts';
-import { jsonPointer, optionalString, parseJson, sha256Hex, stringId } from './verify.ts';
+import { sha256Hex } from './signature.ts';
+import type { Adapter } from './types.ts';
 
 export function shopifyFlow({ secrets }: { secrets: readonly string[] }): Adapter {
   return {

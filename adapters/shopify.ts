@@ -4,17 +4,10 @@
  * delivering one event share, so a delivery without it cannot be deduplicated and is refused.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { parseJsonUnlessDeclaredOther } from './body.ts';
+import { isoDate, optionalString, requireId } from './identity.ts';
+import { anySignatureMatches, header, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  header,
-  hmac,
-  isoDate,
-  optionalString,
-  parseJsonUnlessDeclaredOther,
-  requireId,
-  requireSignatureHeader,
-} from './verify.ts';
 
 export const SHOPIFY_SIGNATURE_HEADERS = ['x-shopify-hmac-sha256', 'shopify-hmac-sha256'] as const;
 

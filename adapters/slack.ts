@@ -7,8 +7,11 @@
  * Slack waits 3 seconds for an answer.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter } from './types.ts';
-import { anySignatureMatches, checkTimestamp, hmac, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId, unixSecondsDate } from './verify.ts';
 
 const TOLERANCE_SECONDS = 300;
 const PREFIX = 'v0=';

@@ -12,9 +12,12 @@
  * (https://developer.squareup.com/docs/webhooks/troubleshooting).
  */
 import { SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, stringId } from './identity.ts';
+import { hmac, requireSignatureHeader, safeEqual } from './signature.ts';
 import { calledUrls } from './signed-url.ts';
 import type { Adapter } from './types.ts';
-import { hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, safeEqual, stringId } from './verify.ts';
 
 export function square({ secrets, publicUrl }: { secrets: readonly string[]; publicUrl: string | undefined }): Adapter {
   if (publicUrl === undefined) throw new Error('the square adapter needs the source\'s "publicUrl": Square signs its notification URL');

@@ -5,18 +5,11 @@
  * retry (with a new timestamp) is answered as duplicate_delivery.
  */
 import { SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, requireId } from './identity.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter } from './types.ts';
-import {
-  anySignatureMatches,
-  checkTimestamp,
-  hmac,
-  isoDate,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-} from './verify.ts';
 
 const TOLERANCE_SECONDS = 5 * 60;
 const SECRET_PREFIX = 'whsec_';

@@ -5,18 +5,11 @@
  * retry (signed at a new t) is answered as duplicate_delivery.
  */
 import { SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter } from './types.ts';
-import {
-  anySignatureMatches,
-  checkTimestamp,
-  hmac,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireSignatureHeader,
-  stringId,
-  unixSecondsDate,
-} from './verify.ts';
 
 // Stripe's own libraries default to five minutes.
 const TOLERANCE_SECONDS = 300;

@@ -14,10 +14,13 @@
  * (the Read Timeout's default, same page).
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { decodeUtf8, jsonKind, parseJson, withinBatchLimit } from './body.ts';
 import { formJson, parseForm, type FormFields } from './form.ts';
+import { isoDate, optionalString, requireId, stringId } from './identity.ts';
+import { hmac, requireSignatureHeader, safeEqual, sha256Hex } from './signature.ts';
 import { calledUrls, targetQuery, withAndWithoutPort } from './signed-url.ts';
 import type { Adapter, EventItem, Identity, InboundRequest } from './types.ts';
-import { decodeUtf8, hmac, isoDate, jsonKind, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, safeEqual, sha256Hex, stringId, withinBatchLimit } from './verify.ts';
 
 const ALGORITHMS: Record<string, 'sha1' | 'sha256'> = { HMAC_SHA1: 'sha1', HMAC_SHA256: 'sha256' };
 

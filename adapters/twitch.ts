@@ -22,8 +22,11 @@
  *   `internal/events/trigger/forward_event.go`); a later answer only makes Twitch resend, which is deduplicated.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson } from './body.ts';
+import { optionalString, requireId } from './identity.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter, Identity } from './types.ts';
-import { anySignatureMatches, hmac, jsonKind, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader } from './verify.ts';
 
 const TOLERANCE_SECONDS = 600;
 const PREFIX = 'sha256=';

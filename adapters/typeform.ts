@@ -9,8 +9,11 @@
  * Typeform waits 30 seconds (https://www.typeform.com/developers/webhooks/, "Timeout").
  */
 import { SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, stringId } from './identity.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
 import type { Adapter } from './types.ts';
-import { anySignatureMatches, hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId } from './verify.ts';
 
 const PREFIX = 'sha256=';
 

@@ -16,8 +16,11 @@
  * row) and waits a minute for an answer (`'timeout' => MINUTE_IN_SECONDS` in deliver).
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, requireId } from './identity.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader, sha256Hex } from './signature.ts';
 import type { Adapter } from './types.ts';
-import { anySignatureMatches, hmac, isoDate, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, sha256Hex } from './verify.ts';
 
 const PING = /^webhook_id=(\d{1,20})$/;
 

@@ -19,9 +19,12 @@
  * - Ack: "respond with either a 200 or a 204 HTTP status code within three seconds" (the same page).
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
 import { contentId } from './content-id.ts';
+import { optionalString, unixMillisecondsDate } from './identity.ts';
+import { checkTimestamp, hmac, requireSignatureHeader, safeEqual } from './signature.ts';
 import type { Adapter } from './types.ts';
-import { checkTimestamp, hmac, jsonPointer, optionalString, parseJson, requireSignatureHeader, safeEqual, unixMillisecondsDate } from './verify.ts';
 
 const PAST_SECONDS = 90 * 60;
 const FUTURE_SECONDS = 5 * 60;

@@ -1,5 +1,5 @@
+import { parseJson } from '../../adapters/body.ts';
 import { formJson, parseForm } from '../../adapters/form.ts';
-import { parseJson } from '../../adapters/verify.ts';
 import type { Shaped, Transforms } from './transforms.ts';
 
 /** A task's delivery as recorded: what its transform is computed again from. */

@@ -3,7 +3,7 @@
  * rendered at ingest from the verified identity, the request's headers and the body.
  */
 import type { Identity } from '../../adapters/types.ts';
-import { jsonKind } from '../../adapters/verify.ts';
+import { jsonKind } from '../../adapters/body.ts';
 import { InputError } from '../errors.ts';
 import { HEADER_NAME } from '../header-name.ts';
 import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
