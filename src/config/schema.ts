@@ -1,9 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
-import { genericHmacSchema } from '../../adapters/generic-hmac.ts';
-import { sendgridKey } from '../../adapters/sendgrid.ts';
-import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
-import { ADAPTER_NAMES } from '../../adapters/types.ts';
+import { ADAPTER_NAMES, SENDER_OPTIONS, SENDERS, senderNamed } from '../../adapters/index.ts';
 import { jsonPointerSchema } from '../json-pointer.ts';
 import { filterProblems, matcherProblems, type FilterProblem } from '../shape/filter-syntax.ts';
 import { taskKeyProblems } from '../shape/task-key.ts';
@@ -169,7 +166,7 @@ export const sourceSchema = z
       .default(64)
       .describe("this source's bodies being read at once; past it, 503 with Retry-After for this source alone"),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
-    hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+    ...SENDER_OPTIONS,
     publicUrl: z
       .url({ protocol: /^https?$/ })
       .optional()
@@ -189,36 +186,25 @@ export const sourceSchema = z
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
-  const { adapter, hmac, secrets, actions, verifyToken } = source;
-  // Twilio and Square sign the URL they call: without the public one, no delivery could ever verify.
-  if ((adapter === 'twilio' || adapter === 'square') && source.publicUrl === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: `a ${adapter} source needs "publicUrl", the origin ${adapter} calls (e.g. "https://hooks.example.com"): it signs the URL it calls` });
+  const { adapter, secrets, actions } = source;
+  const settings: Partial<Record<string, unknown>> = source;
+  const sender = typeof adapter === 'string' ? senderNamed(adapter) : undefined;
+  for (const [field, message] of Object.entries(sender?.needs ?? {})) {
+    if (settings[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message });
   }
-  if (adapter === 'generic-hmac' && hmac === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
-  }
-  // Without it the source could never answer Meta's GET check, and Meta sends no event to an unverified URL.
-  if (adapter === 'meta' && verifyToken === undefined) {
-    const message = "a meta source needs verifyToken: the Verify Token entered with the callback URL in the App Dashboard, which Meta's GET check presents as hub.verify_token";
-    ctx.addIssue({ code: 'custom', path: ['verifyToken'], message });
-  }
-  if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
-    ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });
-  }
-  if (adapter === 'hubspot' && source.publicUrl === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: 'a hubspot source needs the URL HubSpot calls (https://…/in/<source>): HubSpot signs it' });
+  // Another sender's options, even under a misspelt adapter: they would be ignored.
+  for (const { name, options } of SENDERS) {
+    if (options && typeof adapter === 'string' && adapter !== name && settings[options.field] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [options.field], message: `"${options.field}" options belong to ${name}, not ${adapter}` });
+    }
   }
   // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
   // after the migrations, without its path, and passed check-config.
-  const keyCheck: Partial<Record<string, [(value: string) => unknown, string]>> = {
-    'standard-webhooks': [standardWebhooksKey, 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"'],
-    sendgrid: [sendgridKey, 'a sendgrid secret is the Event Webhook\'s verification key: base64 of a public key ("MFkw…")'],
-  };
-  const check = typeof adapter === 'string' ? keyCheck[adapter] : undefined;
-  if (check && Array.isArray(secrets)) {
+  const key = sender?.secretKey;
+  if (key && Array.isArray(secrets)) {
     secrets.forEach((value: unknown, i) => {
-      if (typeof value === 'string' && wellFormed(value) && !decodes(() => check[0](value))) {
-        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: check[1] });
+      if (typeof value === 'string' && wellFormed(value) && !decodes(() => key.decode(value))) {
+        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: key.problem });
       }
     });
   }
