@@ -7,6 +7,7 @@ import { hubspot } from './hubspot.ts';
 import { linear } from './linear.ts';
 import { meta } from './meta.ts';
 import { paddle } from './paddle.ts';
+import { pagerduty } from './pagerduty.ts';
 import type { Sender, SenderSource } from './sender.ts';
 import { sendgrid } from './sendgrid.ts';
 import { shopifyFlow } from './shopify-flow.ts';
@@ -43,6 +44,7 @@ const REGISTERED = [
   gitlab,
   linear,
   typeform,
+  pagerduty,
 ] as const;
 
 export type AdapterName = (typeof REGISTERED)[number]['name'];

@@ -4,6 +4,7 @@
  * and refuses one signed with another secret, and the module signs a sample its adapter accepts, the same
  * `--event-id` naming the same event. A sender's own behaviour has its own file beside this one.
  */
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ADAPTER_NAMES, createAdapter, type AdapterName } from '../../../adapters/index.ts';
 import type { InboundRequest } from '../../../adapters/types.ts';
@@ -117,6 +118,14 @@ const SENDERS: Record<AdapterName, Row> = {
   typeform: {
     source: { secrets: [TYPEFORM_SECRET] },
     signed: (forged) => typeformRequest({ body: JSON.stringify({ event_id: 'tf1', event_type: 'form_response' }), secret: forged ? 'other' : TYPEFORM_SECRET }),
+  },
+  pagerduty: {
+    source: { secrets: ['pagerduty-secret'] },
+    signed: (forged) => {
+      const body = JSON.stringify({ event: { id: '01DEN3YMKJRO1EBL', event_type: 'incident.triggered', occurred_at: '2024-05-01T11:59:00.000Z' } });
+      const signature = `v1=${createHmac('sha256', forged ? 'other' : 'pagerduty-secret').update(body).digest('hex')}`;
+      return now({ body, headers: { 'content-type': 'application/json', 'x-pagerduty-signature': signature, 'x-webhook-id': 'whk-1' } });
+    },
   },
 };
 
