@@ -3,20 +3,16 @@
  * kept on redelivery and shared by every hook subscribed to the event, so it is the event ID; the hook ID
  * tells those hooks' deliveries apart. A `ping`, sent when a hook is created, only says the hook works.
  */
+import { randomUUID } from 'node:crypto';
 import { SignatureError } from '../src/errors.ts';
-import type { Adapter, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  decodeUtf8,
-  hmac,
-  optionalString,
-  parseJsonText,
-  parseJsonUnlessDeclaredOther,
-  requireId,
-  requireSignatureHeader,
-} from './verify.ts';
+import { decodeUtf8, parseJsonText, parseJsonUnlessDeclaredOther } from './body.ts';
+import { optionalString, requireId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
+import type { InboundRequest } from './types.ts';
 
 const PREFIX = 'sha256=';
+const signatureOf = (secret: string, body: string | Uint8Array) => hmac('sha256', secret, 'hex', body);
 
 function verifySignature(request: InboundRequest, secrets: readonly string[]): void {
   const { headers } = request;
@@ -27,7 +23,7 @@ function verifySignature(request: InboundRequest, secrets: readonly string[]): v
   if (!value.startsWith(PREFIX)) {
     throw new SignatureError('X-Hub-Signature-256 must look like "sha256=<hex>"');
   }
-  const sign = (secret: string) => hmac('sha256', secret, 'hex', request.body);
+  const sign = (secret: string) => signatureOf(secret, request.body);
   if (!anySignatureMatches(secrets, sign, [value.slice(PREFIX.length)], 'hex')) {
     throw new SignatureError('X-Hub-Signature-256 does not match the body under any configured webhook secret');
   }
@@ -43,9 +39,8 @@ function parseBody(request: InboundRequest): unknown {
   return payload === null ? undefined : parseJsonText(payload);
 }
 
-export function github({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'github',
     ackTimeoutMs: 10_000,
     signatureHeaders: ['x-hub-signature-256', 'x-hub-signature'],
     verify(request) {
@@ -65,3 +60,19 @@ export function github({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({ action: 'opened', issue: { number: 1 } });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': PREFIX + signatureOf(secret, body),
+      'x-github-delivery': asked.eventId ?? randomUUID(),
+      'x-github-hook-id': asked.deliveryId ?? '1',
+      'x-github-event': asked.topic ?? 'issues',
+    },
+  };
+}
+
+export const github = sender({ name: 'github', adapter, sample });

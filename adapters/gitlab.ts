@@ -16,13 +16,16 @@
  * saying when the event happened, so none is taken. GitLab.com waits 10 seconds
  * (https://docs.gitlab.com/user/gitlab_com/, "Other limits").
  */
+import { randomUUID } from 'node:crypto';
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import { jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, sha256Hex, tokenMatches } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, requireId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { requireSignatureHeader, sha256Hex, tokenMatches } from './signature.ts';
 
-export function gitlab({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'gitlab',
     ackTimeoutMs: 10_000,
     signatureHeaders: ['x-gitlab-token'],
     verify(request) {
@@ -54,3 +57,19 @@ export function gitlab({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, deliveryId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({ object_kind: asked.topic ?? 'push', ref: 'refs/heads/main', project: { id: 1 } });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-gitlab-token': secret,
+      'x-gitlab-event': 'Push Hook',
+      'x-gitlab-event-uuid': asked.eventId ?? randomUUID(),
+      'idempotency-key': deliveryId,
+    },
+  };
+}
+
+export const gitlab = sender({ name: 'gitlab', adapter, sample });

@@ -13,23 +13,18 @@
  * answer ("Retries"), and does not retry a 400, 401, 403, 404 or 405.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter, EventItem, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  checkMillisecondsTimestamp,
-  hmac,
-  jsonKind,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-  stringOrIntegerId,
-  unixMillisecondsDate,
-  withinBatchLimit,
-} from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson, withinBatchLimit } from './body.ts';
+import { optionalString, requireId, stringOrIntegerId, unixMillisecondsDate } from './identity.ts';
+import { required, sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, checkMillisecondsTimestamp, hmac, requireSignatureHeader } from './signature.ts';
+import type { EventItem, InboundRequest } from './types.ts';
 
 const TOLERANCE_SECONDS = 300;
+const NEEDS_URL = 'a hubspot source needs the URL HubSpot calls (https://…/in/<source>): HubSpot signs it';
+
+/** Base64 HMAC-SHA256 of `POST` + the URI + the body + the timestamp, under the app's client secret. */
+const signatureOf = (secret: string, uri: string, body: string | Uint8Array, timestamp: string) => hmac('sha256', secret, 'base64', `POST${uri}`, body, timestamp);
 
 /** What HubSpot's v3 instructions decode in the URI before it is signed; nothing else is. */
 const DECODED: Readonly<Record<string, string>> = {
@@ -41,7 +36,7 @@ const DECODED: Readonly<Record<string, string>> = {
  * The URI HubSpot signed: the public origin and the path and query the request arrived at, or the public URL itself
  * where the arrival is not known (a unit test's request).
  */
-export function hubspotSignedUri(publicUrl: string, target: string | undefined): string {
+function hubspotSignedUri(publicUrl: string, target: string | undefined): string {
   const uri = target === undefined ? publicUrl : `${new URL(publicUrl).origin}${target}`;
   return uri.replace(/%(3A|2F|3F|40|21|24|27|28|29|2A|2C|3B)/gi, (code) => DECODED[code.toUpperCase()]!);
 }
@@ -58,15 +53,16 @@ function verifySignature(request: InboundRequest, secrets: readonly string[], pu
   }
   checkMillisecondsTimestamp(Number(timestamp), request.now, TOLERANCE_SECONDS, 'X-HubSpot-Request-Timestamp');
   const uri = hubspotSignedUri(publicUrl, request.target);
-  const sign = (secret: string) => hmac('sha256', secret, 'base64', `POST${uri}`, request.body, timestamp);
+  const sign = (secret: string) => signatureOf(secret, uri, request.body, timestamp);
   if (!anySignatureMatches(secrets, sign, [signature], 'base64')) {
     throw new SignatureError(`X-HubSpot-Signature-v3 does not match POST ${uri} and the body under any configured client secret (check the source's publicUrl)`);
   }
 }
 
-export function hubspot({ secrets, publicUrl }: { secrets: readonly string[]; publicUrl: string }): Adapter {
+function adapter(source: SenderSource): SenderAdapter {
+  const { secrets } = source;
+  const publicUrl = required(source.publicUrl, 'publicUrl', NEEDS_URL);
   return {
-    name: 'hubspot',
     ackTimeoutMs: 5000,
     signatureHeaders: ['x-hubspot-signature-v3', 'x-hubspot-signature'],
     verify(request) {
@@ -92,3 +88,24 @@ export function hubspot({ secrets, publicUrl }: { secrets: readonly string[]; pu
     },
   };
 }
+
+/** One event in HubSpot's list; its ID is what the event ID names, in the account and subscription of the sample. */
+function sample({ source, asked, eventId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify([
+    { eventId: Number(eventId) || eventId, subscriptionId: 1, portalId: 1, appId: 1, occurredAt: Date.now(), subscriptionType: asked.topic ?? 'contact.creation', attemptNumber: 0, objectId: 1, changeSource: 'CRM' },
+  ]);
+  const timestamp = String(Date.now());
+  const uri = hubspotSignedUri(required(source.publicUrl, 'publicUrl', NEEDS_URL), asked.path);
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'x-hubspot-request-timestamp': timestamp, 'x-hubspot-signature-v3': signatureOf(secret, uri, body, timestamp) },
+  };
+}
+
+export const hubspot = sender({
+  name: 'hubspot',
+  needs: { publicUrl: NEEDS_URL },
+  namedByEvent: true,
+  adapter,
+  sample,
+});

@@ -10,33 +10,25 @@
  * absent, as in an OAuth app's revocation) is named by its delivery. The topic is `type.action` (`Issue.update`).
  * Linear waits 5 seconds for an answer, then retries after a minute, an hour and six hours.
  */
+import { randomUUID } from 'node:crypto';
 import { SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import {
-  anySignatureMatches,
-  checkMillisecondsTimestamp,
-  hmac,
-  isoDate,
-  jsonKind,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-  stringId,
-} from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson } from './body.ts';
+import { isoDate, optionalString, requireId, stringId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, checkMillisecondsTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
 const TOLERANCE_SECONDS = 60;
+const signatureOf = (secret: string, body: string | Uint8Array) => hmac('sha256', secret, 'hex', body);
 
-export function linear({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'linear',
     ackTimeoutMs: 5000,
     signatureHeaders: ['linear-signature'],
     verify(request) {
       const { headers } = request;
       const signature = requireSignatureHeader(headers, 'Linear-Signature');
-      const sign = (secret: string) => hmac('sha256', secret, 'hex', request.body);
+      const sign = (secret: string) => signatureOf(secret, request.body);
       if (!anySignatureMatches(secrets, sign, [signature], 'hex')) {
         throw new SignatureError("Linear-Signature does not match the body under any configured secret (the webhook's signing secret)");
       }
@@ -75,3 +67,25 @@ export function linear({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+/** A linear topic is `type.action` (`Issue.update`). */
+function sample({ asked, deliveryId, secret }: SampleRequest): Sample {
+  const topic = asked.topic ?? 'Issue.create';
+  const dot = topic.lastIndexOf('.');
+  const [type, action] = dot < 0 ? [topic, 'create'] : [topic.slice(0, dot), topic.slice(dot + 1)];
+  const body = JSON.stringify({
+    action,
+    type,
+    // Linear names a change by its entity and the time of the action: dated the start of today, the same
+    // --event-id names the same change when sent again.
+    createdAt: new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000).toISOString(),
+    data: { id: asked.eventId ?? randomUUID(), title: 'sample' },
+    webhookTimestamp: Date.now(),
+  });
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'linear-signature': signatureOf(secret, body), 'linear-delivery': deliveryId, 'linear-event': type },
+  };
+}
+
+export const linear = sender({ name: 'linear', adapter, sample });

@@ -27,24 +27,19 @@
  *   https://developers.facebook.com/docs/messenger-platform/faq).
  */
 import { HttpError, InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson, withinBatchLimit } from './body.ts';
 import { contentId } from './content-id.ts';
-import type { Adapter, EventItem } from './types.ts';
-import {
-  anySignatureMatches,
-  hmac,
-  jsonKind,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-  safeEqual,
-  unixMillisecondsDate,
-  unixSecondsDate,
-  withinBatchLimit,
-} from './verify.ts';
+import { optionalString, requireId, unixMillisecondsDate, unixSecondsDate } from './identity.ts';
+import { required, sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader, safeEqual } from './signature.ts';
+import type { EventItem } from './types.ts';
 
 const PREFIX = 'sha256=';
+const signatureOf = (secret: string, body: string | Uint8Array) => hmac('sha256', secret, 'hex', body);
+// Without it the source could never answer Meta's GET check, and Meta sends no event to an unverified URL.
+const NEEDS_TOKEN =
+  "a meta source needs verifyToken: the Verify Token entered with the callback URL in the App Dashboard, which Meta's GET check presents as hub.verify_token";
 /** An ID of Meta's as it may name an event: printable ASCII, short enough to be a key. Anything else is hashed. */
 const READABLE_ID = /^[\x21-\x7e]{1,200}$/;
 
@@ -101,9 +96,10 @@ function item(object: unknown, entry: unknown, index: number): EventItem {
   };
 }
 
-export function meta({ secrets, verifyToken }: { secrets: readonly string[]; verifyToken: string }): Adapter {
+function adapter(source: SenderSource): SenderAdapter {
+  const { secrets } = source;
+  const verifyToken = required(source.verifyToken, 'verifyToken', NEEDS_TOKEN);
   return {
-    name: 'meta',
     ackTimeoutMs: 20_000,
     signatureHeaders: ['x-hub-signature-256', 'x-hub-signature'],
     verify(request) {
@@ -113,7 +109,7 @@ export function meta({ secrets, verifyToken }: { secrets: readonly string[]; ver
       }
       const value = requireSignatureHeader(headers, 'X-Hub-Signature-256');
       if (!value.startsWith(PREFIX)) throw new SignatureError('X-Hub-Signature-256 must look like "sha256=<hex>"');
-      const sign = (secret: string) => hmac('sha256', secret, 'hex', request.body);
+      const sign = (secret: string) => signatureOf(secret, request.body);
       if (!anySignatureMatches(secrets, sign, [value.slice(PREFIX.length)], 'hex')) {
         throw new SignatureError("X-Hub-Signature-256 does not match the body under any configured secret (the app's App Secret)");
       }
@@ -146,3 +142,17 @@ export function meta({ secrets, verifyToken }: { secrets: readonly string[]; ver
     },
   };
 }
+
+/** A WhatsApp message: Meta's own ID of it (wamid.…) names the event. */
+function sample({ asked, eventId, secret, now }: SampleRequest): Sample {
+  const id = eventId.startsWith('wamid.') ? eventId : `wamid.${eventId}`;
+  const value = {
+    messaging_product: 'whatsapp',
+    metadata: { display_phone_number: '15550783881', phone_number_id: '106540352242922' },
+    messages: [{ from: '16505551234', id, timestamp: String(now), type: 'text', text: { body: 'sample' } }],
+  };
+  const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '102290129340398', changes: [{ value, field: asked.topic ?? 'messages' }] }] });
+  return { body, headers: { 'content-type': 'application/json', 'x-hub-signature-256': PREFIX + signatureOf(secret, body) } };
+}
+
+export const meta = sender({ name: 'meta', needs: { verifyToken: NEEDS_TOKEN }, namedByEvent: true, adapter, sample });

@@ -12,10 +12,16 @@
  * `occurred_at` the time. Paddle waits five seconds (https://developer.paddle.com/webhooks/about/respond-to-webhooks).
  */
 import { SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import { anySignatureMatches, checkTimestamp, hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, stringId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
 const TOLERANCE_SECONDS = 5;
+
+/** An h1 signature: hex HMAC-SHA256 of `${ts}:${body}`. */
+const h1 = (secret: string, timestamp: string | number, body: string | Uint8Array) => hmac('sha256', secret, 'hex', `${timestamp}:`, body);
 
 function parseSignatureHeader(value: string): { timestamp: string; signatures: string[] } {
   let timestamp: string | undefined;
@@ -33,15 +39,14 @@ function parseSignatureHeader(value: string): { timestamp: string; signatures: s
   return { timestamp, signatures };
 }
 
-export function paddle({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'paddle',
     ackTimeoutMs: 5000,
     signatureHeaders: ['paddle-signature'],
     verify(request) {
       const { timestamp, signatures } = parseSignatureHeader(requireSignatureHeader(request.headers, 'Paddle-Signature'));
       checkTimestamp(timestamp, request.now, TOLERANCE_SECONDS, 'the Paddle-Signature ts');
-      const sign = (secret: string) => hmac('sha256', secret, 'hex', `${timestamp}:`, request.body);
+      const sign = (secret: string) => h1(secret, timestamp, request.body);
       if (!anySignatureMatches(secrets, sign, signatures, 'hex')) {
         throw new SignatureError("no h1 in Paddle-Signature matches the body under any configured secret key (the notification destination's, pdl_ntfset_…)");
       }
@@ -59,3 +64,11 @@ export function paddle({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, eventId, deliveryId, secret, now }: SampleRequest): Sample {
+  const id = eventId.startsWith('evt_') ? eventId : `evt_${eventId}`;
+  const body = JSON.stringify({ event_id: id, event_type: asked.topic ?? 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: `ntf_${deliveryId}`, data: {} });
+  return { body, headers: { 'content-type': 'application/json', 'paddle-signature': `ts=${now};h1=${h1(secret, now, body)}` } };
+}
+
+export const paddle = sender({ name: 'paddle', adapter, sample });

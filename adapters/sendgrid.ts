@@ -8,19 +8,22 @@
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter, EventItem } from './types.ts';
-import { jsonKind, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId, unixSecondsDate, withinBatchLimit } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson, withinBatchLimit } from './body.ts';
+import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { SampleError, sender, type Sample, type SenderAdapter, type SenderSource } from './sender.ts';
+import { requireSignatureHeader } from './signature.ts';
+import type { EventItem } from './types.ts';
 
 /** A verification key as SendGrid shows it: base64 of a DER public key; undefined when it is not one. */
-export function sendgridKey(secret: string): KeyObject {
+function sendgridKey(secret: string): KeyObject {
   const pem = secret.includes('BEGIN PUBLIC KEY') ? secret : undefined;
   return pem ? createPublicKey(pem) : createPublicKey({ key: Buffer.from(secret, 'base64'), format: 'der', type: 'spki' });
 }
 
-export function sendgrid({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   const keys = secrets.map(sendgridKey);
   return {
-    name: 'sendgrid',
     // SendGrid's docs ask for a 2xx within 3 seconds.
     ackTimeoutMs: 3000,
     signatureHeaders: ['x-twilio-email-event-webhook-signature'],
@@ -52,3 +55,15 @@ export function sendgrid({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample(): Sample {
+  throw new SampleError("a sendgrid source verifies with SendGrid's public key, so only SendGrid can sign for it: use the Event Webhook settings' \"Test Your Integration\"");
+}
+
+export const sendgrid = sender({
+  name: 'sendgrid',
+  secretKey: { decode: sendgridKey, problem: 'a sendgrid secret is the Event Webhook\'s verification key: base64 of a public key ("MFkw…")' },
+  namedByEvent: true,
+  adapter,
+  sample,
+});

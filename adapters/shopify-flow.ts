@@ -3,13 +3,15 @@
  * times out after 10 s and resends the same body, so the run ID names the event and a hash of the exact
  * bytes names the delivery: an identical resend is recognised as the same delivery.
  */
-import type { Adapter } from './types.ts';
-import { SHOPIFY_SIGNATURE_HEADERS, verifyShopifyHmac } from './shopify.ts';
-import { jsonPointer, optionalString, parseJson, sha256Hex, stringId } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, stringId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { SHOPIFY_SIGNATURE_HEADERS, shopifySignature, verifyShopifyHmac } from './shopify.ts';
+import { sha256Hex } from './signature.ts';
 
-export function shopifyFlow({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'shopify-flow',
     ackTimeoutMs: 10_000,
     signatureHeaders: SHOPIFY_SIGNATURE_HEADERS,
     verify(request) {
@@ -25,3 +27,10 @@ export function shopifyFlow({ secrets }: { secrets: readonly string[] }): Adapte
     },
   };
 }
+
+function sample({ asked, eventId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({ action_run_id: eventId, handle: asked.topic ?? 'sample-action', properties: {} });
+  return { body, headers: { 'content-type': 'application/json', 'x-shopify-hmac-sha256': shopifySignature(secret, body) } };
+}
+
+export const shopifyFlow = sender({ name: 'shopify-flow', namedByEvent: true, adapter, sample });

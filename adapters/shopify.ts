@@ -4,24 +4,20 @@
  * delivering one event share, so a delivery without it cannot be deduplicated and is refused.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter, InboundRequest } from './types.ts';
-import {
-  anySignatureMatches,
-  header,
-  hmac,
-  isoDate,
-  optionalString,
-  parseJsonUnlessDeclaredOther,
-  requireId,
-  requireSignatureHeader,
-} from './verify.ts';
+import { parseJsonUnlessDeclaredOther } from './body.ts';
+import { isoDate, optionalString, requireId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, header, hmac, requireSignatureHeader } from './signature.ts';
+import type { InboundRequest } from './types.ts';
 
 export const SHOPIFY_SIGNATURE_HEADERS = ['x-shopify-hmac-sha256', 'shopify-hmac-sha256'] as const;
 
-/** Shared with shopify-flow, whose action requests are signed the same way. */
+/** Base64 HMAC-SHA256 of the body; shared with shopify-flow, whose action requests are signed the same way. */
+export const shopifySignature = (secret: string, body: string | Uint8Array) => hmac('sha256', secret, 'base64', body);
+
 export function verifyShopifyHmac(request: InboundRequest, secrets: readonly string[]): void {
   const signature = requireSignatureHeader(request.headers, 'X-Shopify-Hmac-Sha256', 'shopify-hmac-sha256');
-  const sign = (secret: string) => hmac('sha256', secret, 'base64', request.body);
+  const sign = (secret: string) => shopifySignature(secret, request.body);
   if (!anySignatureMatches(secrets, sign, [signature], 'base64')) {
     throw new SignatureError(
       'X-Shopify-Hmac-Sha256 does not match the body under any configured secret (the app\'s API secret key)',
@@ -34,9 +30,8 @@ function shopifyHeader(headers: Headers, name: string): string | null {
   return header(headers, `x-shopify-${name}`, `shopify-${name}`);
 }
 
-export function shopify({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'shopify',
     ackTimeoutMs: 5000,
     signatureHeaders: SHOPIFY_SIGNATURE_HEADERS,
     verify(request) {
@@ -55,3 +50,20 @@ export function shopify({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, eventId, deliveryId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({ id: Number(eventId) || eventId, email: 'sample@example.com', total_price: '10.00' });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-shopify-hmac-sha256': shopifySignature(secret, body),
+      'x-shopify-webhook-id': deliveryId,
+      'x-shopify-event-id': eventId,
+      'x-shopify-topic': asked.topic ?? 'orders/create',
+      'x-shopify-triggered-at': new Date().toISOString(),
+    },
+  };
+}
+
+export const shopify = sender({ name: 'shopify', adapter, sample });

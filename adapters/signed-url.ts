@@ -3,6 +3,7 @@
  * the address a proxy hands oncehook. The source's `publicUrl` gives the origin; the path and query are the ones
  * the request named (`InboundRequest.target`), so a URL configured with a query string (`?store=2`) verifies too.
  */
+import { SampleError } from './sender.ts';
 
 /**
  * The URLs the sender may have signed: the target as it arrived, and as URL parsing normalizes it (`'` → `%27`
@@ -34,4 +35,11 @@ export function withAndWithoutPort(url: string): string[] {
   const rest = url.slice(parsed.origin.length);
   const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
   return [`${parsed.protocol}//${parsed.hostname}${rest}`, `${parsed.protocol}//${parsed.hostname}:${port}${rest}`];
+}
+
+/** The URL a sample is signed over: the source's public origin and the path the sample is posted to. */
+export function sampleUrl(sender: string, publicUrl: string | undefined, path: string | undefined): string {
+  if (publicUrl === undefined) throw new SampleError(`a ${sender} source signs its publicUrl, and this one has none`);
+  if (path === undefined) throw new Error('a sample of a sender that signs its URL needs the path it is posted to');
+  return new URL(publicUrl).origin + path;
 }

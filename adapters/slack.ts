@@ -7,15 +7,19 @@
  * Slack waits 3 seconds for an answer.
  */
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import { anySignatureMatches, checkTimestamp, hmac, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId, unixSecondsDate } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
 const TOLERANCE_SECONDS = 300;
 const PREFIX = 'v0=';
+/** Hex HMAC-SHA256 of `v0:${timestamp}:${body}` under the app's signing secret. */
+const v0 = (secret: string, timestamp: string | number, body: string | Uint8Array) => hmac('sha256', secret, 'hex', `v0:${timestamp}:`, body);
 
-export function slack({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'slack',
     ackTimeoutMs: 3000,
     signatureHeaders: ['x-slack-signature'],
     verify(request) {
@@ -24,8 +28,7 @@ export function slack({ secrets }: { secrets: readonly string[] }): Adapter {
       const signature = requireSignatureHeader(headers, 'X-Slack-Signature');
       if (!signature.startsWith(PREFIX)) throw new SignatureError('X-Slack-Signature must look like "v0=<hex>"');
       checkTimestamp(timestamp, request.now, TOLERANCE_SECONDS, 'X-Slack-Request-Timestamp');
-      const sign = (secret: string) => hmac('sha256', secret, 'hex', `v0:${timestamp}:`, request.body);
-      if (!anySignatureMatches(secrets, sign, [signature.slice(PREFIX.length)], 'hex')) {
+      if (!anySignatureMatches(secrets, (secret) => v0(secret, timestamp, request.body), [signature.slice(PREFIX.length)], 'hex')) {
         throw new SignatureError("X-Slack-Signature does not match the body under any configured signing secret (the app's Signing Secret)");
       }
       const json = parseJson(request.body);
@@ -54,3 +57,13 @@ export function slack({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, eventId, secret, now }: SampleRequest): Sample {
+  const body = JSON.stringify({ type: 'event_callback', event_id: asked.eventId ?? `Ev${eventId}`, event_time: now, event: { type: asked.topic ?? 'app_mention', text: 'sample' } });
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': String(now), 'x-slack-signature': PREFIX + v0(secret, now, body) },
+  };
+}
+
+export const slack = sender({ name: 'slack', namedByEvent: true, adapter, sample });

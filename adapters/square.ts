@@ -12,14 +12,23 @@
  * (https://developer.squareup.com/docs/webhooks/troubleshooting).
  */
 import { SignatureError } from '../src/errors.ts';
-import { calledUrls } from './signed-url.ts';
-import type { Adapter } from './types.ts';
-import { hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, safeEqual, stringId } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, stringId } from './identity.ts';
+import { required, sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { hmac, requireSignatureHeader, safeEqual } from './signature.ts';
+import { calledUrls, sampleUrl } from './signed-url.ts';
 
-export function square({ secrets, publicUrl }: { secrets: readonly string[]; publicUrl: string | undefined }): Adapter {
-  if (publicUrl === undefined) throw new Error('the square adapter needs the source\'s "publicUrl": Square signs its notification URL');
+// Square signs the URL it calls: without the public one, no delivery could ever verify.
+const NEEDS_URL = 'a square source needs "publicUrl", the origin square calls (e.g. "https://hooks.example.com"): it signs the URL it calls';
+
+/** Base64 HMAC-SHA256 of the notification URL and the body, under the subscription's signature key. */
+const signatureOf = (key: string, url: string, body: string | Uint8Array) => hmac('sha256', key, 'base64', url, body);
+
+function adapter(source: SenderSource): SenderAdapter {
+  const { secrets } = source;
+  const publicUrl = required(source.publicUrl, 'publicUrl', NEEDS_URL);
   return {
-    name: 'square',
     ackTimeoutMs: 10_000,
     signatureHeaders: ['x-square-hmacsha256-signature', 'x-square-signature'],
     verify(request) {
@@ -29,7 +38,7 @@ export function square({ secrets, publicUrl }: { secrets: readonly string[]; pub
       }
       const signature = requireSignatureHeader(headers, 'x-square-hmacsha256-signature');
       const urls = calledUrls(publicUrl, request.target);
-      if (!secrets.some((secret) => urls.some((url) => safeEqual(signature, hmac('sha256', secret, 'base64', url, request.body))))) {
+      if (!secrets.some((secret) => urls.some((url) => safeEqual(signature, signatureOf(secret, url, request.body))))) {
         throw new SignatureError(
           "x-square-hmacsha256-signature does not match the notification URL and body under any configured signature key; is publicUrl the origin of the subscription's notification URL?",
         );
@@ -46,3 +55,10 @@ export function square({ secrets, publicUrl }: { secrets: readonly string[]; pub
     },
   };
 }
+
+function sample({ source, asked, eventId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({ merchant_id: 'SAMPLE', type: asked.topic ?? 'payment.updated', event_id: eventId, created_at: new Date().toISOString(), data: { type: 'payment', id: 'sample', object: {} } });
+  return { body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': signatureOf(secret, sampleUrl('square', source.publicUrl, asked.path), body) } };
+}
+
+export const square = sender({ name: 'square', needs: { publicUrl: NEEDS_URL }, namedByEvent: true, adapter, sample });

@@ -5,18 +5,11 @@
  * retry (with a new timestamp) is answered as duplicate_delivery.
  */
 import { SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import {
-  anySignatureMatches,
-  checkTimestamp,
-  hmac,
-  isoDate,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireId,
-  requireSignatureHeader,
-} from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, requireId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
 const TOLERANCE_SECONDS = 5 * 60;
 const SECRET_PREFIX = 'whsec_';
@@ -26,7 +19,10 @@ const SECRET_PREFIX = 'whsec_';
  * decoder skips characters it does not know, so a mistyped secret is refused here instead of becoming a
  * different key that makes every delivery fail with 401.
  */
-export function standardWebhooksKey(secret: string): Buffer {
+/** A v1 signature: base64 HMAC-SHA256 of `${id}.${timestamp}.${body}` under the decoded key. */
+const v1 = (key: Buffer, id: string, timestamp: string | number, body: string | Uint8Array) => hmac('sha256', key, 'base64', `${id}.${timestamp}.`, body);
+
+function standardWebhooksKey(secret: string): Buffer {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 === 1) {
     throw new Error('a standard-webhooks secret must be base64, optionally prefixed with "whsec_"');
@@ -34,10 +30,9 @@ export function standardWebhooksKey(secret: string): Buffer {
   return Buffer.from(encoded, 'base64');
 }
 
-export function standardWebhooks({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   const keys = secrets.map(standardWebhooksKey);
   return {
-    name: 'standard-webhooks',
     ackTimeoutMs: 15_000,
     signatureHeaders: ['webhook-signature'],
     verify(request) {
@@ -52,7 +47,7 @@ export function standardWebhooks({ secrets }: { secrets: readonly string[] }): A
       if (signatures.length === 0) throw new SignatureError('webhook-signature has no v1,<signature> entry');
       checkTimestamp(timestamp, request.now, TOLERANCE_SECONDS, 'webhook-timestamp');
 
-      const sign = (key: Buffer) => hmac('sha256', key, 'base64', `${id}.${timestamp}.`, request.body);
+      const sign = (key: Buffer) => v1(key, id, timestamp, request.body);
       if (!anySignatureMatches(keys, sign, signatures, 'base64')) {
         throw new SignatureError('no v1 signature in webhook-signature matches under any configured secret');
       }
@@ -68,3 +63,25 @@ export function standardWebhooks({ secrets }: { secrets: readonly string[] }): A
     },
   };
 }
+
+function sample({ asked, eventId, secret, now }: SampleRequest): Sample {
+  const id = asked.eventId ?? `msg_${eventId}`;
+  const body = JSON.stringify({ type: asked.topic ?? 'sample.created', timestamp: new Date().toISOString(), data: {} });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(now),
+      'webhook-signature': `v1,${v1(standardWebhooksKey(secret), id, now, body)}`,
+    },
+  };
+}
+
+export const standardWebhooks = sender({
+  name: 'standard-webhooks',
+  secretKey: { decode: standardWebhooksKey, problem: 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"' },
+  namedByEvent: true,
+  adapter,
+  sample,
+});

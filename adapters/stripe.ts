@@ -5,21 +5,17 @@
  * retry (signed at a new t) is answered as duplicate_delivery.
  */
 import { SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import {
-  anySignatureMatches,
-  checkTimestamp,
-  hmac,
-  jsonPointer,
-  optionalString,
-  parseJson,
-  requireSignatureHeader,
-  stringId,
-  unixSecondsDate,
-} from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
 // Stripe's own libraries default to five minutes.
 const TOLERANCE_SECONDS = 300;
+
+/** A v1 signature: hex HMAC-SHA256 of `${t}.${body}`. */
+const v1 = (secret: string, timestamp: string | number, body: string | Uint8Array) => hmac('sha256', secret, 'hex', `${timestamp}.`, body);
 
 function parseSignatureHeader(value: string): { timestamp: string; signatures: string[] } {
   let timestamp: string | undefined;
@@ -37,16 +33,15 @@ function parseSignatureHeader(value: string): { timestamp: string; signatures: s
   return { timestamp, signatures };
 }
 
-export function stripe({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'stripe',
     ackTimeoutMs: 15_000,
     signatureHeaders: ['stripe-signature'],
     verify(request) {
       const header = requireSignatureHeader(request.headers, 'Stripe-Signature');
       const { timestamp, signatures } = parseSignatureHeader(header);
       checkTimestamp(timestamp, request.now, TOLERANCE_SECONDS, 'the Stripe-Signature timestamp');
-      const sign = (secret: string) => hmac('sha256', secret, 'hex', `${timestamp}.`, request.body);
+      const sign = (secret: string) => v1(secret, timestamp, request.body);
       if (!anySignatureMatches(secrets, sign, signatures, 'hex')) {
         throw new SignatureError(
           'no v1 signature in Stripe-Signature matches the body under any configured endpoint secret (whsec_…)',
@@ -64,3 +59,12 @@ export function stripe({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, eventId, secret, now }: SampleRequest): Sample {
+  // Stripe's event IDs begin evt_; one given whole is kept as it is.
+  const id = eventId.startsWith('evt_') ? eventId : `evt_${eventId}`;
+  const body = JSON.stringify({ id, type: asked.topic ?? 'charge.succeeded', created: now, data: {} });
+  return { body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${now},v1=${v1(secret, now, body)}` } };
+}
+
+export const stripe = sender({ name: 'stripe', namedByEvent: true, adapter, sample });

@@ -14,10 +14,17 @@
  * (the Read Timeout's default, same page).
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { decodeUtf8, jsonKind, parseJson, withinBatchLimit } from './body.ts';
 import { formJson, parseForm, type FormFields } from './form.ts';
-import { calledUrls, targetQuery, withAndWithoutPort } from './signed-url.ts';
-import type { Adapter, EventItem, Identity, InboundRequest } from './types.ts';
-import { decodeUtf8, hmac, isoDate, jsonKind, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, safeEqual, sha256Hex, stringId, withinBatchLimit } from './verify.ts';
+import { isoDate, optionalString, requireId, stringId } from './identity.ts';
+import { required, sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { hmac, requireSignatureHeader, safeEqual, sha256Hex } from './signature.ts';
+import { calledUrls, sampleUrl, targetQuery, withAndWithoutPort } from './signed-url.ts';
+import type { EventItem, Identity, InboundRequest } from './types.ts';
+
+// Twilio signs the URL it calls: without the public one, no delivery could ever verify.
+const NEEDS_URL = 'a twilio source needs "publicUrl", the origin twilio calls (e.g. "https://hooks.example.com"): it signs the URL it calls';
 
 const ALGORITHMS: Record<string, 'sha1' | 'sha256'> = { HMAC_SHA1: 'sha1', HMAC_SHA256: 'sha256' };
 
@@ -88,15 +95,15 @@ function cloudEvents(json: unknown[]): EventItem[] {
   });
 }
 
-export function twilio({ secrets, publicUrl }: { secrets: readonly string[]; publicUrl: string | undefined }): Adapter {
-  if (publicUrl === undefined) throw new Error('the twilio adapter needs the source\'s "publicUrl": Twilio signs the URL it calls');
+function adapter(source: SenderSource): SenderAdapter {
+  const { secrets } = source;
+  const publicUrl = required(source.publicUrl, 'publicUrl', NEEDS_URL);
   const signatureMatches = (request: InboundRequest, signature: string, ...signed: (string | Uint8Array)[]) => {
     const algorithm = algorithmOf(request.headers.get('x-twilio-webhooks-signature-settings'));
     const urls = calledUrls(publicUrl, request.target).flatMap(withAndWithoutPort);
     return secrets.some((secret) => urls.some((url) => safeEqual(signature, hmac(algorithm, secret, 'base64', url, ...signed))));
   };
   return {
-    name: 'twilio',
     ackTimeoutMs: 15_000,
     signatureHeaders: ['x-twilio-signature'],
     verify(request) {
@@ -133,3 +140,19 @@ export function twilio({ secrets, publicUrl }: { secrets: readonly string[]; pub
     },
   };
 }
+
+/**
+ * An incoming SMS, as Twilio posts it: form-encoded, the URL and the sorted parameters signed. Twilio's IDs are
+ * read only where they look like its SIDs: an --event-id that is not one is made into one.
+ */
+function sample({ source, asked, eventId, deliveryId, secret }: SampleRequest): Sample {
+  const hex = /^[0-9a-f]{1,32}$/i.test(eventId) ? eventId.padStart(32, '0') : sha256Hex(eventId).slice(0, 32);
+  const sid = SID.test(eventId) ? eventId : `SM${hex}`;
+  const fields: Record<string, string> = { AccountSid: 'AC00000000000000000000000000000000', Body: 'sample', From: '+15005550006', MessageSid: sid, SmsSid: sid, SmsStatus: asked.topic ?? 'received', To: '+15005550001' };
+  const body = new URLSearchParams(fields).toString();
+  const signed = signedParameters(parseForm(new TextEncoder().encode(body)));
+  const signature = hmac('sha1', secret, 'base64', sampleUrl('twilio', source.publicUrl, asked.path), signed);
+  return { body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': signature, 'i-twilio-idempotency-token': deliveryId } };
+}
+
+export const twilio = sender({ name: 'twilio', needs: { publicUrl: NEEDS_URL }, adapter, sample });

@@ -21,12 +21,19 @@
  *   budget the contract gives Twitch and the timeout Twitch's own CLI gives its requests (twitch-cli
  *   `internal/events/trigger/forward_event.go`); a later answer only makes Twitch resend, which is deduplicated.
  */
+import { randomUUID } from 'node:crypto';
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter, Identity } from './types.ts';
-import { anySignatureMatches, hmac, jsonKind, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson } from './body.ts';
+import { optionalString, requireId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
+import type { Identity } from './types.ts';
 
 const TOLERANCE_SECONDS = 600;
 const PREFIX = 'sha256=';
+/** Hex HMAC-SHA256 of the message ID, the timestamp as Twitch wrote it, and the body. */
+const signatureOf = (secret: string, messageId: string, timestamp: string, body: string | Uint8Array) => hmac('sha256', secret, 'hex', messageId, timestamp, body);
 const TIMESTAMP = 'Twitch-Eventsub-Message-Timestamp';
 // RFC 3339 as Twitch writes it: up to nanoseconds, in UTC or with an offset. Date.parse alone also reads "1" or
 // "May 1", and a timestamp it guessed at would be checked against the window as if Twitch had sent it.
@@ -45,9 +52,8 @@ function sentAt(value: string, now: Date): Date {
   return new Date(ms);
 }
 
-export function twitch({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'twitch',
     ackTimeoutMs: 10_000,
     signatureHeaders: ['twitch-eventsub-message-signature'],
     verify(request) {
@@ -59,7 +65,7 @@ export function twitch({ secrets }: { secrets: readonly string[] }): Adapter {
       if (!signature.startsWith(PREFIX)) throw new SignatureError('Twitch-Eventsub-Message-Signature must look like "sha256=<hex>"');
       const occurredAt = sentAt(timestamp, request.now);
       // The header values as sent, not re-formatted: the signature is over Twitch's own text of the timestamp.
-      const sign = (secret: string) => hmac('sha256', secret, 'hex', messageId, timestamp, request.body);
+      const sign = (secret: string) => signatureOf(secret, messageId, timestamp, request.body);
       if (!anySignatureMatches(secrets, sign, [signature.slice(PREFIX.length)], 'hex')) {
         throw new SignatureError('Twitch-Eventsub-Message-Signature does not match under any configured secret (the one given when subscribing)');
       }
@@ -86,3 +92,27 @@ export function twitch({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+/** The message ID is the delivery's and the event's; it is signed with the timestamp as Twitch writes it. */
+function sample({ asked, secret }: SampleRequest): Sample {
+  const id = asked.eventId ?? randomUUID();
+  const type = asked.topic ?? 'channel.follow';
+  const sentAt = new Date().toISOString();
+  const subscription = { id: randomUUID(), status: 'enabled', type, version: '1', cost: 0, condition: { broadcaster_user_id: '12826' }, created_at: sentAt };
+  const body = JSON.stringify({ subscription, event: { user_id: '1337', user_login: 'sample_user', broadcaster_user_id: '12826', followed_at: sentAt } });
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'twitch-eventsub-message-id': id,
+      'twitch-eventsub-message-retry': '0',
+      'twitch-eventsub-message-type': 'notification',
+      'twitch-eventsub-message-timestamp': sentAt,
+      'twitch-eventsub-subscription-type': type,
+      'twitch-eventsub-subscription-version': '1',
+      'twitch-eventsub-message-signature': PREFIX + signatureOf(secret, id, sentAt, body),
+    },
+  };
+}
+
+export const twitch = sender({ name: 'twitch', namedByEvent: true, adapter, sample });

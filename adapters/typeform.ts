@@ -8,21 +8,25 @@
  * `form_response.token` names the response rather than this notification; it stays in the body, for a `taskKey`.
  * Typeform waits 30 seconds (https://www.typeform.com/developers/webhooks/, "Timeout").
  */
+import { randomUUID } from 'node:crypto';
 import { SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import { anySignatureMatches, hmac, isoDate, jsonPointer, optionalString, parseJson, requireSignatureHeader, stringId } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, stringId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
 
 const PREFIX = 'sha256=';
+const signatureOf = (secret: string, body: string | Uint8Array) => hmac('sha256', secret, 'base64', body);
 
-export function typeform({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'typeform',
     ackTimeoutMs: 30_000,
     signatureHeaders: ['typeform-signature'],
     verify(request) {
       const signature = requireSignatureHeader(request.headers, 'Typeform-Signature');
       if (!signature.startsWith(PREFIX)) throw new SignatureError('Typeform-Signature must look like "sha256=<base64>"');
-      const sign = (secret: string) => hmac('sha256', secret, 'base64', request.body);
+      const sign = (secret: string) => signatureOf(secret, request.body);
       if (!anySignatureMatches(secrets, sign, [signature.slice(PREFIX.length)], 'base64')) {
         throw new SignatureError("Typeform-Signature does not match the body under any configured secret (the webhook's secret)");
       }
@@ -38,3 +42,14 @@ export function typeform({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+function sample({ asked, eventId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({
+    event_id: eventId,
+    event_type: asked.topic ?? 'form_response',
+    form_response: { form_id: 'sample', token: randomUUID(), submitted_at: new Date().toISOString(), answers: [] },
+  });
+  return { body, headers: { 'content-type': 'application/json', 'typeform-signature': PREFIX + signatureOf(secret, body) } };
+}
+
+export const typeform = sender({ name: 'typeform', namedByEvent: true, adapter, sample });

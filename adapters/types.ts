@@ -1,30 +1,8 @@
 /**
- * What every sender adapter does: verify a request against its raw bytes, then name the three identities
+ * What every sender's adapter does: verify a request against its raw bytes, then name the three identities
  * oncehook keeps apart. An adapter never touches the database; it either returns an Identity or throws
  * SignatureError (401) or InputError (400) from src/errors.ts.
  */
-export const ADAPTER_NAMES = [
-  'shopify',
-  'shopify-flow',
-  'stripe',
-  'github',
-  'standard-webhooks',
-  'generic-hmac',
-  'slack',
-  'sendgrid',
-  'twitch',
-  'zoom',
-  'meta',
-  'twilio',
-  'square',
-  'paddle',
-  'woocommerce',
-  'hubspot',
-  'gitlab',
-  'linear',
-  'typeform',
-] as const;
-export type AdapterName = (typeof ADAPTER_NAMES)[number];
 
 export interface InboundRequest {
   /** Web Headers: lookups are case-insensitive. */
@@ -92,7 +70,8 @@ export interface EventItem extends Omit<Identity, 'items' | 'handshake'> {
 }
 
 export interface Adapter {
-  readonly name: AdapterName;
+  /** The sender's name, as a source's `adapter` gives it. */
+  readonly name: string;
   /** The sender's documented timeout: the default budget for answering it. */
   readonly ackTimeoutMs: number;
   /** Header names (lowercase) that carry signatures; they are redacted before headers are stored or logged. */

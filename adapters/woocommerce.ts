@@ -15,11 +15,16 @@
  * event. WooCommerce does not resend a failed delivery (it disables a webhook after more than five failures in a
  * row) and waits a minute for an answer (`'timeout' => MINUTE_IN_SECONDS` in deliver).
  */
+import { randomUUID } from 'node:crypto';
 import { InputError, SignatureError } from '../src/errors.ts';
-import type { Adapter } from './types.ts';
-import { anySignatureMatches, hmac, isoDate, jsonPointer, optionalString, parseJson, requireId, requireSignatureHeader, sha256Hex } from './verify.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
+import { isoDate, optionalString, requireId } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { anySignatureMatches, hmac, requireSignatureHeader, sha256Hex } from './signature.ts';
 
 const PING = /^webhook_id=(\d{1,20})$/;
+const signatureOf = (secret: string, body: string | Uint8Array) => hmac('sha256', secret, 'base64', body);
 
 /** WooCommerce's `*_gmt` dates are UTC without a zone ("2024-05-01T12:00:00"): read as local time otherwise. */
 function gmtDate(value: unknown): Date | null {
@@ -37,9 +42,8 @@ function resourceKey(json: unknown, body: Uint8Array): string {
   return typeof modified === 'string' && modified !== '' ? `${id}:${modified}` : String(id);
 }
 
-export function woocommerce({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'woocommerce',
     // WC_Webhook::deliver sets MINUTE_IN_SECONDS, and a delivery answered 503 is never sent again: waiting is better.
     ackTimeoutMs: 60_000,
     signatureHeaders: ['x-wc-webhook-signature'],
@@ -59,7 +63,7 @@ export function woocommerce({ secrets }: { secrets: readonly string[] }): Adapte
         };
       }
       const signature = requireSignatureHeader(headers, 'X-WC-Webhook-Signature');
-      const sign = (secret: string) => hmac('sha256', secret, 'base64', body);
+      const sign = (secret: string) => signatureOf(secret, body);
       if (!anySignatureMatches(secrets, sign, [signature], 'base64')) {
         throw new SignatureError("X-WC-Webhook-Signature does not match the body under any configured secret (the webhook's Secret)");
       }
@@ -78,3 +82,28 @@ export function woocommerce({ secrets }: { secrets: readonly string[] }): Adapte
     },
   };
 }
+
+/** Modified at a fixed time, so that sending one --event-id twice is one event, as one state of an order is. */
+function sample({ asked, eventId, secret }: SampleRequest): Sample {
+  const body = JSON.stringify({ id: Number(eventId) || eventId, status: 'processing', total: '10.00', date_created_gmt: '2024-05-01T12:00:00', date_modified_gmt: '2024-05-01T12:00:00' });
+  const topic = asked.topic ?? 'order.created';
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-wc-webhook-signature': signatureOf(secret, body),
+      'x-wc-webhook-id': '1',
+      'x-wc-webhook-topic': topic,
+      'x-wc-webhook-resource': topic.split('.')[0]!,
+      'x-wc-webhook-event': topic.split('.').slice(1).join('.'),
+      'x-wc-webhook-delivery-id': randomUUID(),
+    },
+  };
+}
+
+export const woocommerce = sender({
+  name: 'woocommerce',
+  refusesDeliveryId: () => "a woocommerce delivery is named by its webhook's ID and its event (X-WC-Webhook-Delivery-ID names no one delivery)",
+  adapter,
+  sample,
+});

@@ -19,17 +19,21 @@
  * - Ack: "respond with either a 200 or a 204 HTTP status code within three seconds" (the same page).
  */
 import { InputError, SignatureError } from '../src/errors.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { parseJson } from './body.ts';
 import { contentId } from './content-id.ts';
-import type { Adapter } from './types.ts';
-import { checkTimestamp, hmac, jsonPointer, optionalString, parseJson, requireSignatureHeader, safeEqual, unixMillisecondsDate } from './verify.ts';
+import { optionalString, unixMillisecondsDate } from './identity.ts';
+import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
+import { checkTimestamp, hmac, requireSignatureHeader, safeEqual } from './signature.ts';
 
 const PAST_SECONDS = 90 * 60;
 const FUTURE_SECONDS = 5 * 60;
 const PREFIX = 'v0=';
+/** Hex HMAC-SHA256 of `v0:${timestamp}:${body}` under the app's Secret Token. */
+const v0 = (secret: string, timestamp: string | number, body: string | Uint8Array) => hmac('sha256', secret, 'hex', `v0:${timestamp}:`, body);
 
-export function zoom({ secrets }: { secrets: readonly string[] }): Adapter {
+function adapter({ secrets }: SenderSource): SenderAdapter {
   return {
-    name: 'zoom',
     ackTimeoutMs: 3000,
     signatureHeaders: ['x-zm-signature'],
     verify(request) {
@@ -40,7 +44,7 @@ export function zoom({ secrets }: { secrets: readonly string[] }): Adapter {
       checkTimestamp(timestamp, request.now, PAST_SECONDS, 'x-zm-request-timestamp', FUTURE_SECONDS);
       // Which secret matched, not only whether one did: the url_validation answer is made with it.
       const provided = signature.slice(PREFIX.length).toLowerCase();
-      const secret = secrets.find((candidate) => safeEqual(provided, hmac('sha256', candidate, 'hex', `v0:${timestamp}:`, request.body)));
+      const secret = secrets.find((candidate) => safeEqual(provided, v0(candidate, timestamp, request.body)));
       if (secret === undefined) {
         throw new SignatureError("x-zm-signature does not match the body under any configured secret (the app's Secret Token)");
       }
@@ -66,3 +70,22 @@ export function zoom({ secrets }: { secrets: readonly string[] }): Adapter {
     },
   };
 }
+
+/**
+ * Zoom names an event by its body: the same --event-id makes the same body (its event_ts the start of the day, not
+ * now), so sending it twice shows the second deduplicated.
+ */
+function sample({ asked, eventId, secret, now }: SampleRequest): Sample {
+  const eventTs = asked.eventId === undefined ? Date.now() : new Date().setUTCHours(0, 0, 0, 0);
+  const body = JSON.stringify({
+    event: asked.topic ?? 'meeting.started',
+    event_ts: eventTs,
+    payload: { account_id: 'sample-account', object: { id: eventId, uuid: eventId, topic: 'Sample meeting', host_id: 'sample-host' } },
+  });
+  return {
+    body,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'x-zm-request-timestamp': String(now), 'x-zm-signature': PREFIX + v0(secret, now, body) },
+  };
+}
+
+export const zoom = sender({ name: 'zoom', namedByEvent: true, adapter, sample });

@@ -1,5 +1,10 @@
+import { z } from 'zod';
+
 /** What an RFC 6901 pointer may look like: empty, or "/"-separated keys with "~" escaped as "~0" or "~1". */
 export const JSON_POINTER_SYNTAX = /^(\/([^~/]|~[01])*)*$/;
+
+/** A pointer a config names, said by an example where it is not one. */
+export const jsonPointerSchema = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
 /** The keys an RFC 6901 pointer walks through; the empty pointer walks through none. */
 export function pointerTokens(pointer: string): string[] {

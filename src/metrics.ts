@@ -1,8 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from './store/connect.ts';
 import { TASK_STATES } from './store/decisions.ts';
-import { isUnresolved, queueFigures, summarize, type QueueFigures, type StateCount } from './store/queries/stats.ts';
-import { taskTally, type TaskTally } from './store/queries/task-tally.ts';
+import { isUnresolved, queueFigures, summarize, type QueueFigures } from './store/queries/stats.ts';
+import { taskTally, type StateCount, type TaskTally } from './store/queries/task-tally.ts';
 
 /** The figures an operator alerts on. One registry per app, so tests and several apps in one process never clash. */
 export function createMetrics() {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { SignatureCheck } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { periodic } from '../retention/periodic.ts';
+import { periodic } from '../periodic.ts';
 import type { Store, WriteLane } from '../store/connect.ts';
 import { onLane, type Stall } from '../store/lane.ts';
 import { batchJson, rowsOf } from '../store/rows.ts';

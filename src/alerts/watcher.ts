@@ -2,7 +2,7 @@ import type { AlertCondition } from '../config/alerts.ts';
 import type { Config } from '../config/schema.ts';
 import { taskId } from '../ids.ts';
 import type { Logger } from '../log.ts';
-import { periodic } from '../retention/periodic.ts';
+import { periodic } from '../periodic.ts';
 import { ALERTS_SOURCE, alertRound, type AlertMessage, type AlertStateRow, type Observed } from '../store/atomic/alerts.ts';
 import type { Store } from '../store/connect.ts';
 import { onLane } from '../store/lane.ts';

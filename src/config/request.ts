@@ -1,7 +1,5 @@
 import { z } from 'zod';
-
-/** An HTTP field name (RFC 9110 token). */
-export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+import { HEADER_NAME } from '../header-name.ts';
 
 export const headerName = z.string().regex(HEADER_NAME, 'not an HTTP header name');
 

@@ -1,18 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
-import { sendgridKey } from '../../adapters/sendgrid.ts';
-import { standardWebhooksKey } from '../../adapters/standard-webhooks.ts';
-import { ADAPTER_NAMES } from '../../adapters/types.ts';
-import { taskKeyProblems } from '../ingest/plan-tasks.ts';
-import { JSON_POINTER_SYNTAX } from '../json-pointer.ts';
+import { ADAPTER_NAMES, SENDER_OPTIONS, SENDERS, senderNamed } from '../../adapters/index.ts';
+import { jsonPointerSchema } from '../json-pointer.ts';
 import { filterProblems, matcherProblems, type FilterProblem } from '../shape/filter-syntax.ts';
+import { taskKeyProblems } from '../shape/task-key.ts';
 import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
 import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
 import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
-
-const jsonPointer = z.string().regex(JSON_POINTER_SYNTAX, 'a JSON pointer like "/order/id"');
 
 /**
  * A key to sign or verify with. A blank one (a variable set to a space) is a key anyone can sign with. Whitespace
@@ -25,40 +21,6 @@ const secret = z
   .refine((value) => value.trim() !== '', { message: 'a secret cannot be empty or only whitespace: anyone could sign with it', abort: true })
   .regex(/^\S(?:[\s\S]*\S)?$/, 'starts or ends with whitespace (a pasted line break?), which the key would keep: remove it');
 const wellFormed = (value: string) => secret.safeParse(value).success;
-
-/** Where generic-hmac finds one identity: a request header or a JSON pointer into the body. */
-const fieldSource = z.union([
-  z.strictObject({ header: z.string().min(1) }),
-  z.strictObject({ pointer: jsonPointer }),
-]);
-
-export const genericHmacSchema = z
-  .strictObject({
-    signatureHeader: z.string().min(1).describe('header carrying the signature, e.g. "X-Signature"'),
-    algorithm: z.enum(['sha1', 'sha256', 'sha512']).default('sha256'),
-    encoding: z.enum(['hex', 'base64']).default('hex'),
-    signaturePrefix: z.string().default('').describe('text before the signature, e.g. "sha256="'),
-    timestampHeader: z.string().min(1).optional().describe('header with a unix timestamp in seconds'),
-    toleranceSeconds: z.int().positive().default(300),
-    signedPayload: z
-      .enum(['body', 'timestamp.body'])
-      .default('body')
-      .describe('what was signed: the raw body, or "<timestamp>.<body>"'),
-    deliveryId: fieldSource.optional().describe('default: the event ID, so a retry of the event is a duplicate delivery'),
-    eventId: fieldSource,
-    topic: fieldSource.optional(),
-    occurredAt: fieldSource.optional(),
-  })
-  .refine((o) => o.signedPayload === 'body' || o.timestampHeader !== undefined, {
-    message: 'signedPayload "timestamp.body" needs a timestampHeader',
-    path: ['signedPayload'],
-  })
-  // Outside the signature the timestamp can be rewritten by whoever replays a delivery: a window that stops no replay.
-  .refine((o) => o.timestampHeader === undefined || o.signedPayload === 'timestamp.body', {
-    message: 'the timestamp is not signed (signedPayload "body"), so a replay can rewrite it and pass the window: set signedPayload "timestamp.body" if the sender signs it, else drop timestampHeader',
-    path: ['timestampHeader'],
-  });
-export type GenericHmacOptions = z.output<typeof genericHmacSchema>;
 
 const actionId = z
   .string()
@@ -139,7 +101,7 @@ export const actionSchema = z.strictObject({
     .describe('which deliveries make a task: {"body": M, "headers": M, "topic": M}'),
   headers: requestHeaders.optional().describe('sent with every attempt and lookup; values are secrets: use ${NAME}'),
   idempotencyHeader,
-  referencePointer: jsonPointer.optional().describe('JSON pointer into a 2xx response naming the created thing'),
+  referencePointer: jsonPointerSchema.optional().describe('JSON pointer into a 2xx response naming the created thing'),
   backoff: z
     .strictObject({
       initialMs: z.int().positive().default(1000),
@@ -204,7 +166,7 @@ export const sourceSchema = z
       .default(64)
       .describe("this source's bodies being read at once; past it, 503 with Retry-After for this source alone"),
     retention: duration.prefault('30d').describe('how long bodies are kept; dedup keys outlive it'),
-    hmac: genericHmacSchema.optional().describe('options of the generic-hmac adapter'),
+    ...SENDER_OPTIONS,
     publicUrl: z
       .url({ protocol: /^https?$/ })
       .optional()
@@ -224,36 +186,25 @@ export const sourceSchema = z
 export type SourceConfig = z.output<typeof sourceSchema>;
 
 function checkSecretsAndOptions(source: Partial<Record<keyof SourceConfig, unknown>>, ctx: z.RefinementCtx): void {
-  const { adapter, hmac, secrets, actions, verifyToken } = source;
-  // Twilio and Square sign the URL they call: without the public one, no delivery could ever verify.
-  if ((adapter === 'twilio' || adapter === 'square') && source.publicUrl === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: `a ${adapter} source needs "publicUrl", the origin ${adapter} calls (e.g. "https://hooks.example.com"): it signs the URL it calls` });
+  const { adapter, secrets, actions } = source;
+  const settings: Partial<Record<string, unknown>> = source;
+  const sender = typeof adapter === 'string' ? senderNamed(adapter) : undefined;
+  for (const [field, message] of Object.entries(sender?.needs ?? {})) {
+    if (settings[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message });
   }
-  if (adapter === 'generic-hmac' && hmac === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'the generic-hmac adapter needs its "hmac" options' });
-  }
-  // Without it the source could never answer Meta's GET check, and Meta sends no event to an unverified URL.
-  if (adapter === 'meta' && verifyToken === undefined) {
-    const message = "a meta source needs verifyToken: the Verify Token entered with the callback URL in the App Dashboard, which Meta's GET check presents as hub.verify_token";
-    ctx.addIssue({ code: 'custom', path: ['verifyToken'], message });
-  }
-  if (typeof adapter === 'string' && adapter !== 'generic-hmac' && hmac !== undefined) {
-    ctx.addIssue({ code: 'custom', path: ['hmac'], message: `"hmac" options belong to generic-hmac, not ${adapter}` });
-  }
-  if (adapter === 'hubspot' && source.publicUrl === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['publicUrl'], message: 'a hubspot source needs the URL HubSpot calls (https://…/in/<source>): HubSpot signs it' });
+  // Another sender's options, even under a misspelt adapter: they would be ignored.
+  for (const { name, options } of SENDERS) {
+    if (options && typeof adapter === 'string' && adapter !== name && settings[options.field] !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [options.field], message: `"${options.field}" options belong to ${name}, not ${adapter}` });
+    }
   }
   // Secrets are decoded when the adapter and the signers are made; a bad one found only then stopped a start
   // after the migrations, without its path, and passed check-config.
-  const keyCheck: Partial<Record<string, [(value: string) => unknown, string]>> = {
-    'standard-webhooks': [standardWebhooksKey, 'a standard-webhooks secret must be base64, optionally prefixed with "whsec_"'],
-    sendgrid: [sendgridKey, 'a sendgrid secret is the Event Webhook\'s verification key: base64 of a public key ("MFkw…")'],
-  };
-  const check = typeof adapter === 'string' ? keyCheck[adapter] : undefined;
-  if (check && Array.isArray(secrets)) {
+  const key = sender?.secretKey;
+  if (key && Array.isArray(secrets)) {
     secrets.forEach((value: unknown, i) => {
-      if (typeof value === 'string' && wellFormed(value) && !decodes(() => check[0](value))) {
-        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: check[1] });
+      if (typeof value === 'string' && wellFormed(value) && !decodes(() => key.decode(value))) {
+        ctx.addIssue({ code: 'custom', path: ['secrets', i], message: key.problem });
       }
     });
   }

@@ -2,7 +2,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Adapter, HandshakeAnswer, Identity } from '../../adapters/types.ts';
 import type { Config } from '../config/schema.ts';
-import { HttpError, SignatureError } from '../errors.ts';
+import { HttpError, SignatureError, type SignatureCheck } from '../errors.ts';
 import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -12,7 +12,6 @@ import type { Db, Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
-import type { SignatureFailureLog } from '../alerts/signature-failures.ts';
 import { TRANSFORM_LIMITS } from '../shape/transform.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import { KnownReceipts } from './known-receipts.ts';
@@ -28,7 +27,13 @@ export interface IngestDeps {
   logger: Logger;
   metrics: Metrics;
   transforms: Transforms;
-  signatureFailures?: SignatureFailureLog | null | undefined;
+  /** Told of each delivery answered 401 (or a GET handshake's 403), for the alerts: the gateway's SignatureFailureLog. */
+  signatureFailures?: SignatureFailureNotes | null | undefined;
+}
+
+/** Where ingest notes the signature checks that failed; ingest and the alerts meet through the database it writes. */
+export interface SignatureFailureNotes {
+  note(source: string, check: SignatureCheck): void;
 }
 
 /** Receipts written in one transaction at most; a batch also stops before 8 MiB of bodies. */

@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/connect.ts';
 import { rowsOf } from '../store/rows.ts';
-import { periodic } from './periodic.ts';
+import { periodic } from '../periodic.ts';
 
 export interface UpkeepOptions {
   /** How often a pass starts. */

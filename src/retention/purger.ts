@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import type { Store } from '../store/connect.ts';
 import { purgeExpiredBodies, purgeExpiredHeaders, type PurgeCursor } from '../store/retention.ts';
 import { nextTurn } from '../store/slices.ts';
-import { periodic } from './periodic.ts';
+import { periodic } from '../periodic.ts';
 
 export interface PurgerOptions {
   /** How often a round starts. */

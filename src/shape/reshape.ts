@@ -1,10 +1,23 @@
+import { parseJson } from '../../adapters/body.ts';
 import { formJson, parseForm } from '../../adapters/form.ts';
-import { parseJson } from '../../adapters/verify.ts';
-import type { ShapeSource } from '../store/atomic/operator.ts';
 import type { Shaped, Transforms } from './transforms.ts';
 
+/** A task's delivery as recorded: what its transform is computed again from. */
+export interface RecordedDelivery {
+  source: string;
+  action: string;
+  eventId: string;
+  topic: string | null;
+  /** The sender's delivery ID, and the receipt's headers and content type as recorded. */
+  deliveryId: string;
+  headers: Record<string, string>;
+  contentType: string | null;
+  /** The delivery's bytes. */
+  body: Uint8Array;
+}
+
 /** A delivery's body as its adapter read it for the transform: JSON, a form read as JSON, else nothing. */
-function deliveryJson(source: ShapeSource): unknown {
+function deliveryJson(source: RecordedDelivery): unknown {
   if (/^\s*application\/x-www-form-urlencoded\b/i.test(source.contentType ?? '')) return formJson(parseForm(source.body));
   try {
     return parseJson(source.body);
@@ -18,7 +31,7 @@ function deliveryJson(source: ShapeSource): unknown {
  * with the action as the config has it now: what it made, why it made nothing, or null when the action has no
  * transform now.
  */
-export function reshape(transforms: Transforms, source: ShapeSource, taskId: string): Promise<Shaped | { error: string } | null> {
+export function reshape(transforms: Transforms, source: RecordedDelivery, taskId: string): Promise<Shaped | { error: string } | null> {
   const identity = { deliveryId: source.deliveryId, eventId: source.eventId, topic: source.topic, occurredAt: null, json: deliveryJson(source) };
   return transforms.shape(source.source, source.action, { identity, headers: source.headers, taskId });
 }

@@ -1,6 +1,5 @@
-import type { Config } from '../config/schema.ts';
+import type { Identity } from '../../adapters/types.ts';
 import { sha256Hex } from '../ids.ts';
-import type { DeliveryContent } from '../ingest/plan-tasks.ts';
 import { compileTransform, runTransform, warmTransforms, type Transform } from './transform.ts';
 
 /** A task's own bytes, as its action's transform made them. */
@@ -8,6 +7,18 @@ export interface Shaped {
   body: Uint8Array;
   contentType: string;
   bodySha256: string;
+}
+
+/** What an action's filter and transform read of a delivery: its body, its headers as recorded, its identities. */
+export interface DeliveryContent {
+  identity: Identity;
+  /** The headers as stored with the receipt: signatures and credentials redacted, names lower-case. */
+  headers: Record<string, string>;
+}
+
+/** What the transforms are compiled from: each source's actions, as the config has them. */
+export interface ActionTransforms {
+  sources: Record<string, { actions: Record<string, { transform?: string | undefined }> }>;
 }
 
 const key = (source: string, action: string) => `${source}\0${action}`;
@@ -19,7 +30,7 @@ const key = (source: string, action: string) => `${source}\0${action}`;
 export class Transforms {
   readonly #byAction = new Map<string, Transform>();
 
-  constructor(config: Config) {
+  constructor(config: ActionTransforms) {
     for (const [source, sourceConfig] of Object.entries(config.sources)) {
       for (const [action, actionConfig] of Object.entries(sourceConfig.actions)) {
         if (actionConfig.transform === undefined) continue;

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/store/atomic/record.ts';
-import { taskStates, type StateCount } from '../../src/store/queries/stats.ts';
+import { taskStates } from '../../src/store/queries/stats.ts';
 import { ALERTS_SOURCE } from '../../src/store/atomic/alerts.ts';
-import { taskTally, type TaskTally } from '../../src/store/queries/task-tally.ts';
+import { taskTally, type StateCount, type TaskTally } from '../../src/store/queries/task-tally.ts';
 import { engine, freshStore, holdTransaction, type TestStore } from '../support/engine.ts';
 import { writeBeforeStatement } from '../support/interleave.ts';
 import { shopReceipt } from '../support/receipts.ts';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ADAPTER_NAMES } from '../../adapters/types.ts';
+import { ADAPTER_NAMES } from '../../adapters/index.ts';
 import { anchors, links, prose, section, tableRows } from '../support/markdown.ts';
 
 /**

@@ -7,6 +7,7 @@
  * cannot both win, and a refusal names the state that refused it.
  */
 import { eq, sql } from 'drizzle-orm';
+import type { RecordedDelivery } from '../../shape/reshape.ts';
 import type { Db } from '../connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../decisions.ts';
 import { NEEDS_BODY, OPERATOR_RULES, type OperatorKind } from '../operator-rules.ts';
@@ -120,18 +121,8 @@ export function retryTask(db: Db, input: { taskId: string } & Decider): Promise<
  * What a task's transform is computed from when it is computed again: the delivery's bytes (a failed transform's
  * task holds them as its body; a shaped task beside its body), and what the transform reads of the delivery.
  */
-export interface ShapeSource {
-  source: string;
-  action: string;
+export interface ShapeSource extends RecordedDelivery {
   state: string;
-  eventId: string;
-  topic: string | null;
-  /** The sender's delivery ID, and the receipt's headers and content type as recorded. */
-  deliveryId: string;
-  headers: Record<string, string>;
-  contentType: string | null;
-  /** The delivery's bytes. */
-  body: Uint8Array;
   /** The task's own body's hash: what a change guards against having changed meanwhile. */
   bodySha256: string;
 }

@@ -6,17 +6,10 @@ import { rowsOf } from '../rows.ts';
 import { attemptClasses } from './attempt-classes.ts';
 import { deliveryTally } from './delivery-tally.ts';
 import { attentionSql, inList } from './task-filter.ts';
-import { taskTally, type TaskTally } from './task-tally.ts';
+import { taskTally, type StateCount, type TaskTally } from './task-tally.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */
 const SETTLED = [TASK_STATES.succeeded, TASK_STATES.cancelled];
-
-export interface StateCount {
-  state: string;
-  count: number;
-  /** Seconds since the oldest task in this state was created. */
-  oldestAgeSeconds: number | null;
-}
 
 export interface Stats {
   events: number;

@@ -6,7 +6,6 @@ import { rowsOf } from '../rows.ts';
 import { SLICE } from '../slices.ts';
 import { horizon } from './cursor.ts';
 import { Increments, oneAtATime, type Ledger } from './increments.ts';
-import type { StateCount } from './stats.ts';
 import { inList } from './task-filter.ts';
 
 /** Every state but `succeeded`: counted row by row, since tasks leave them. */
@@ -34,6 +33,13 @@ interface TallyRow {
   alertsSettled: number;
   /** Each alert message not succeeded, as `[id, state]`. */
   messages: [string, string][];
+}
+
+export interface StateCount {
+  state: string;
+  count: number;
+  /** Seconds since the oldest task in this state was created. */
+  oldestAgeSeconds: number | null;
 }
 
 /** Tasks by state: the sources' tasks, and apart from them the alerts' own messages (source `_alerts`). */

@@ -26,13 +26,13 @@ const events = <T>(n: number, event: (i: number) => T): T[] => Array.from({ leng
 
 /** A sender, and a request of its carrying `n` events, signed with its secret or (forged) another. */
 const senders: [string, Adapter, (n: number, forged?: boolean) => InboundRequest][] = [
-  ['meta', meta({ secrets: ['app-secret'], verifyToken: 't' }), (n, forged) =>
+  ['meta', meta.adapter({ secrets: ['app-secret'], verifyToken: 't' }), (n, forged) =>
     request(metaDelivery(forged ? 'wrong' : 'app-secret', { object: 'page', entry: events(n, (i) => ({ id: `p${i}`, time: 1, changes: [{ field: 'feed', value: { i } }] })) }))],
-  ['sendgrid', sendgrid({ secrets: [sendgridKeys.key] }), (n, forged) =>
+  ['sendgrid', sendgrid.adapter({ secrets: [sendgridKeys.key] }), (n, forged) =>
     request((forged ? otherSendgridKeys : sendgridKeys).delivery(events(n, (i) => ({ sg_event_id: `sg${i}`, event: 'open' }))))],
-  ['hubspot', hubspot({ secrets: ['client-secret'], publicUrl: PUBLIC }), (n, forged) =>
+  ['hubspot', hubspot.adapter({ secrets: ['client-secret'], publicUrl: PUBLIC }), (n, forged) =>
     request(hubspotDelivery(forged ? 'wrong' : 'client-secret', `${PUBLIC}/in/crm`, events(n, (i) => ({ portalId: 1, subscriptionId: 2, eventId: i }))), '/in/crm')],
-  ['twilio', twilio({ secrets: ['auth-token'], publicUrl: PUBLIC }), (n, forged) => {
+  ['twilio', twilio.adapter({ secrets: ['auth-token'], publicUrl: PUBLIC }), (n, forged) => {
     const { url, delivery } = twilioJsonDelivery(forged ? 'wrong' : 'auth-token', `${PUBLIC}/in/sms`, events(n, (i) => ({ id: `EZ${i}`, type: 't' })));
     return request(delivery, url.slice(PUBLIC.length));
   }],

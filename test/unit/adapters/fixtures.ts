@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { expect } from 'vitest';
 import type { InboundRequest } from '../../../adapters/types.ts';
-import { genericHmacSchema, type GenericHmacOptions } from '../../../src/config/schema.ts';
+import { genericHmacSchema, type GenericHmacOptions } from '../../../adapters/generic-hmac.ts';
 import { InputError, SignatureError } from '../../../src/errors.ts';
 
 export const NOW = new Date('2024-05-01T12:00:00.000Z');

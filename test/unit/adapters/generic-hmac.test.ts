@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { genericHmac } from '../../../adapters/generic-hmac.ts';
-import { genericHmacSchema } from '../../../src/config/schema.ts';
+import { genericHmacSchema } from '../../../adapters/generic-hmac.ts';
 import {
   GENERIC_BODY,
   GENERIC_HEADER_OPTIONS,
@@ -16,13 +16,13 @@ import {
   withOddCaseHeaderNames,
 } from './fixtures.ts';
 
-const adapter = genericHmac({ secrets: [GENERIC_SECRET], hmac: GENERIC_OPTIONS });
+const adapter = genericHmac.adapter({ secrets: [GENERIC_SECRET], options: GENERIC_OPTIONS });
 const t = unixSeconds(NOW);
 /** A signed request whose body carries this `event` object. */
 const eventRequest = (event: unknown) =>
   genericRequest(GENERIC_OPTIONS, { body: JSON.stringify({ event, order: { id: 42 } }) });
 
-const headerAdapter = genericHmac({ secrets: [GENERIC_SECRET], hmac: GENERIC_HEADER_OPTIONS });
+const headerAdapter = genericHmac.adapter({ secrets: [GENERIC_SECRET], options: GENERIC_HEADER_OPTIONS });
 const headerRequest = (body = 'plain text, not JSON') =>
   genericRequest(GENERIC_HEADER_OPTIONS, {
     body,
@@ -72,7 +72,7 @@ describe('generic-hmac adapter', () => {
   });
 
   it('accepts either secret while one is rotated', () => {
-    const rotating = genericHmac({ secrets: ['old-secret', 'new-secret'], hmac: GENERIC_OPTIONS });
+    const rotating = genericHmac.adapter({ secrets: ['old-secret', 'new-secret'], options: GENERIC_OPTIONS });
     expect(rotating.verify(genericRequest(GENERIC_OPTIONS, { secret: 'new-secret' })).eventId).toBe('evt_8891');
     expect(rotating.verify(genericRequest(GENERIC_OPTIONS, { secret: 'old-secret' })).eventId).toBe('evt_8891');
   });
@@ -161,7 +161,7 @@ describe('generic-hmac adapter', () => {
   it('follows RFC 6901 escapes in pointers', () => {
     const options = genericHmacSchema.parse({ signatureHeader: 'X-Sig', eventId: { pointer: '/a~1b/m~0n/1' } });
     const request = genericRequest(options, { body: JSON.stringify({ 'a/b': { 'm~n': ['zero', 'one'] } }) });
-    expect(genericHmac({ secrets: [GENERIC_SECRET], hmac: options }).verify(request).eventId).toBe('one');
+    expect(genericHmac.adapter({ secrets: [GENERIC_SECRET], options: options }).verify(request).eventId).toBe('one');
   });
 
   it('reads occurredAt as ISO 8601 or unix seconds and leaves anything else null', () => {

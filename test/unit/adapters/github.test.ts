@@ -14,7 +14,7 @@ import {
   withOddCaseHeaderNames,
 } from './fixtures.ts';
 
-const adapter = github({ secrets: [GITHUB_SECRET] });
+const adapter = github.adapter({ secrets: [GITHUB_SECRET] });
 
 describe('github adapter', () => {
   it('accepts the delivery signed in GitHub\'s documentation, as octokit signs it', async () => {
@@ -25,7 +25,7 @@ describe('github adapter', () => {
       { 'Content-Type': 'text/plain', 'X-Hub-Signature-256': signature, 'X-GitHub-Delivery': GITHUB_IDS.delivery },
       'Hello, World!',
     );
-    expect(github({ secrets: [secret] }).verify(request)).toMatchObject({ eventId: GITHUB_IDS.delivery, json: undefined });
+    expect(github.adapter({ secrets: [secret] }).verify(request)).toMatchObject({ eventId: GITHUB_IDS.delivery, json: undefined });
   });
 
   it('accepts a signed delivery: the GUID is the event, hook and GUID together the delivery', async () => {
@@ -68,7 +68,7 @@ describe('github adapter', () => {
   });
 
   it('accepts either secret while one is rotated', async () => {
-    const rotating = github({ secrets: ['old-secret', 'new-secret'] });
+    const rotating = github.adapter({ secrets: ['old-secret', 'new-secret'] });
     expect(rotating.verify(await githubRequest({ secret: 'new-secret' })).eventId).toBe(GITHUB_IDS.delivery);
     expect(rotating.verify(await githubRequest({ secret: 'old-secret' })).eventId).toBe(GITHUB_IDS.delivery);
   });

@@ -6,7 +6,7 @@ import { expectInputError, expectSignatureError, inbound, withHeader } from './f
 
 // GitLab publishes no verifying library: its docs' "Delivery headers" table and push event payload are the example.
 const TOKEN = 'gitlab-secret-token';
-const adapter = gitlab({ secrets: [TOKEN] });
+const adapter = gitlab.adapter({ secrets: [TOKEN] });
 const PUSH = { object_kind: 'push', event_name: 'push', ref: 'refs/heads/main', checkout_sha: 'da1560886d4f094c3e6c9ef40349f7d38b5d27d7', project_id: 15 };
 const IDS = { eventUuid: '13792a34-cac6-4fda-95a8-c58e00a3954e', idempotencyKey: 'f5e5f430-f57b-4e6e-9fac-d9128cd7232f' };
 
@@ -51,7 +51,7 @@ describe('gitlab adapter', () => {
   });
 
   it('compares the token with every configured secret, so one can be rotated, and refuses any other or none', () => {
-    const rotating = gitlab({ secrets: ['old-token', TOKEN] });
+    const rotating = gitlab.adapter({ secrets: ['old-token', TOKEN] });
     expect(rotating.verify(request(gitlabDelivery(TOKEN, PUSH, IDS))).deliveryId).toBe(IDS.idempotencyKey);
     expect(expectSignatureError(() => adapter.verify(request(gitlabDelivery('wrong-token', PUSH, IDS))))).toMatch(/X-Gitlab-Token is none of the configured secrets/);
     // A token that begins like the secret is no closer to it.

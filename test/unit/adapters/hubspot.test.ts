@@ -7,7 +7,7 @@ import { expectInputError, expectSignatureError, inbound, withAlteredByte, withH
 
 const SECRET = 'yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy';
 const PUBLIC_URL = 'https://hooks.example.com';
-const adapter = hubspot({ secrets: [SECRET], publicUrl: PUBLIC_URL });
+const adapter = hubspot.adapter({ secrets: [SECRET], publicUrl: PUBLIC_URL });
 
 // The shape of HubSpot's documented payload ("Webhook payloads"): a list, one object per event.
 const CREATED = { eventId: 1, subscriptionId: 12345, portalId: 62515, appId: 54321, occurredAt: 1564113600000, subscriptionType: 'contact.creation', attemptNumber: 0, objectId: 123, changeSource: 'CRM', changeFlag: 'NEW' };
@@ -58,7 +58,7 @@ describe('hubspot adapter', () => {
     const delivery = hubspotDelivery(SECRET, 'https://hooks.example.com/in/crm?portal=a:b', [CREATED]);
     expect(adapter.verify(arriving(delivery, '/in/crm?portal=a%3Ab')).items).toHaveLength(1);
     // publicUrl may be written with the path: only its origin is taken.
-    const withPath = hubspot({ secrets: [SECRET], publicUrl: 'https://hooks.example.com/in/crm' });
+    const withPath = hubspot.adapter({ secrets: [SECRET], publicUrl: 'https://hooks.example.com/in/crm' });
     expect(withPath.verify(arriving(hubspotDelivery(SECRET, `${PUBLIC_URL}/in/crm`, [CREATED]), '/in/crm')).items).toHaveLength(1);
     // Another host is another URL: the message names the URL checked, so a wrong publicUrl shows.
     const elsewhere = hubspotDelivery(SECRET, 'https://gateway.internal/in/crm', [CREATED]);

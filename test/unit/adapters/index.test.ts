@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAdapter } from '../../../adapters/index.ts';
-import { ADAPTER_NAMES } from '../../../adapters/types.ts';
+import { ADAPTER_NAMES, createAdapter } from '../../../adapters/index.ts';
 import { sendgridSigner } from '../../support/signers.ts';
 import { GENERIC_OPTIONS, STANDARD_SECRET } from './fixtures.ts';
 

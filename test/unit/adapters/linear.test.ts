@@ -6,7 +6,7 @@ import { linearDelivery } from '../../support/signers.ts';
 import { expectInputError, expectSignatureError, inbound, withAlteredByte, withHeader } from './fixtures.ts';
 
 const SECRET = 'lin_wh_0123456789abcdef';
-const adapter = linear({ secrets: [SECRET] });
+const adapter = linear.adapter({ secrets: [SECRET] });
 // The shape of Linear's documented payload ("The webhook payload").
 const UPDATE = {
   action: 'update',

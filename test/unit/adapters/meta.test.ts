@@ -11,7 +11,7 @@ import { expectInputError, inbound, withHeader } from './fixtures.ts';
 
 const SECRET = 'oncehook-test-secret';
 const VERIFY_TOKEN = 'meatyhamhock';
-const adapter = meta({ secrets: [SECRET], verifyToken: VERIFY_TOKEN });
+const adapter = meta.adapter({ secrets: [SECRET], verifyToken: VERIFY_TOKEN });
 
 const WAMID = 'wamid.HBgLMTY1MDM4Nzk0MzkVAgASGBQzQTRBNjU5OUFFRTAzODEwMTQ0RgA=';
 const METADATA = { display_phone_number: '15550783881', phone_number_id: '106540352242922' };
@@ -116,7 +116,7 @@ describe('meta adapter', () => {
 
   it('refuses a wrong App Secret, a changed body and a missing or SHA-1-only signature, saying which check failed', () => {
     const request = delivery([MESSAGE_ENTRY]);
-    expect(check(() => meta({ secrets: ['wrong'], verifyToken: VERIFY_TOKEN }).verify(request))).toBe('signature');
+    expect(check(() => meta.adapter({ secrets: ['wrong'], verifyToken: VERIFY_TOKEN }).verify(request))).toBe('signature');
     expect(check(() => adapter.verify({ ...request, body: Buffer.from(new TextDecoder().decode(request.body).replace('color', 'colour')) }))).toBe('signature');
     expect(check(() => adapter.verify(withHeader(request, 'x-hub-signature-256', null)))).toBe('missing_header');
     const sha1Only = withHeader(withHeader(request, 'x-hub-signature-256', null), 'x-hub-signature', 'sha1=0123');

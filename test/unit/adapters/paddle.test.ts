@@ -5,7 +5,7 @@ import { paddleDelivery } from '../../support/signers.ts';
 import { expectInputError, expectSignatureError, inbound, secondsFrom, withHeader, withNow } from './fixtures.ts';
 
 const SECRET = 'pdl_ntfset_01hkz0000000000000000000_testsecret';
-const adapter = paddle({ secrets: [SECRET] });
+const adapter = paddle.adapter({ secrets: [SECRET] });
 const NOW = new Date('2026-03-02T10:00:00Z');
 
 // A subscription.created notification, shaped as Paddle Billing's docs show one.
@@ -50,7 +50,7 @@ describe('paddle adapter', () => {
     const signed = request();
     const header = signed.headers.get('paddle-signature')!.replace(';h1=', ';h1=00ff;h1=');
     expect(adapter.verify(withHeader(signed, 'paddle-signature', header)).eventId).toBe(EVENT.event_id);
-    expect(paddle({ secrets: ['pdl_ntfset_old', SECRET] }).verify(request()).eventId).toBe(EVENT.event_id);
+    expect(paddle.adapter({ secrets: ['pdl_ntfset_old', SECRET] }).verify(request()).eventId).toBe(EVENT.event_id);
   });
 
   it('refuses a wrong secret, a tampered body, a missing or malformed header, saying which', () => {

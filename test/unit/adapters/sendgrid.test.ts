@@ -28,7 +28,7 @@ const request = (body: string, signature: string, timestamp: string) =>
 
 describe('sendgrid adapter', () => {
   it("verifies SendGrid's published example, and makes one event per item", () => {
-    const identity = sendgrid({ secrets: [PUBLISHED.key] }).verify(request(PUBLISHED.body, PUBLISHED.signature, PUBLISHED.timestamp));
+    const identity = sendgrid.adapter({ secrets: [PUBLISHED.key] }).verify(request(PUBLISHED.body, PUBLISHED.signature, PUBLISHED.timestamp));
     expect(identity.items).toHaveLength(1);
     expect(identity.items![0]).toMatchObject({
       deliveryId: 'ZHJvcC0xMDk5NDkxOS1MUnpYbF9OSFN0T0doUTRrb2ZTbV9BLTA',
@@ -48,16 +48,16 @@ describe('sendgrid adapter', () => {
     const signature = signer.sign(body, '1764669602');
     const library = new EventWebhook();
     expect(library.verifySignature(library.convertPublicKeyToECDSA(`-----BEGIN PUBLIC KEY-----\n${signer.key}\n-----END PUBLIC KEY-----`), body, signature, '1764669602')).toBe(true);
-    const adapter = sendgrid({ secrets: [PUBLISHED.key, signer.key] });
+    const adapter = sendgrid.adapter({ secrets: [PUBLISHED.key, signer.key] });
     expect(adapter.verify(request(body, signature, '1764669602')).items!.map((item) => item.eventId)).toEqual(['ev-1', 'ev-2']);
     expectSignatureError(() => adapter.verify(request(body, signature, '1764669603')));
     expectSignatureError(() => adapter.verify(request(`${body} `, signature, '1764669602')));
-    expectSignatureError(() => sendgrid({ secrets: [PUBLISHED.key] }).verify(request(body, signature, '1764669602')));
+    expectSignatureError(() => sendgrid.adapter({ secrets: [PUBLISHED.key] }).verify(request(body, signature, '1764669602')));
   });
 
   it('refuses a body that is not a list of events, and an event without its id', () => {
     const signer = sendgridSigner();
-    const adapter = sendgrid({ secrets: [signer.key] });
+    const adapter = sendgrid.adapter({ secrets: [signer.key] });
     for (const body of ['{}', '[]']) expectInputError(() => adapter.verify(request(body, signer.sign(body, '1'), '1')), 'malformed_body');
     const noId = JSON.stringify([{ event: 'open' }]);
     expectInputError(() => adapter.verify(request(noId, signer.sign(noId, '1'), '1')), 'missing_identity');

@@ -12,7 +12,7 @@ import {
   withOddCaseHeaderNames,
 } from './fixtures.ts';
 
-const adapter = shopifyFlow({ secrets: [SHOPIFY_SECRET] });
+const adapter = shopifyFlow.adapter({ secrets: [SHOPIFY_SECRET] });
 const RUN_ID = 'bb8db4ea-9ab6-4b2a-bf5b-d2d41b8bbd4e';
 const flowBody = (fields: Record<string, unknown>) => JSON.stringify({ ...JSON.parse(FLOW_BODY), ...fields });
 
@@ -45,7 +45,7 @@ describe('shopify-flow adapter', () => {
   });
 
   it('accepts either secret while one is rotated', () => {
-    const rotating = shopifyFlow({ secrets: ['old-secret', 'new-secret'] });
+    const rotating = shopifyFlow.adapter({ secrets: ['old-secret', 'new-secret'] });
     expect(rotating.verify(flowRequest({ secret: 'new-secret' })).eventId).toBe(RUN_ID);
     expect(rotating.verify(flowRequest({ secret: 'old-secret' })).eventId).toBe(RUN_ID);
   });

@@ -12,7 +12,7 @@ import {
   withOddCaseHeaderNames,
 } from './fixtures.ts';
 
-const adapter = shopify({ secrets: [SHOPIFY_SECRET] });
+const adapter = shopify.adapter({ secrets: [SHOPIFY_SECRET] });
 
 describe('shopify adapter', () => {
   it('accepts a signed webhook and names its delivery, event and topic from the headers', () => {
@@ -40,7 +40,7 @@ describe('shopify adapter', () => {
   });
 
   it('accepts either secret while one is rotated', () => {
-    const rotating = shopify({ secrets: ['old-secret', 'new-secret'] });
+    const rotating = shopify.adapter({ secrets: ['old-secret', 'new-secret'] });
     expect(rotating.verify(shopifyRequest({ secret: 'new-secret' })).eventId).toBe(SHOPIFY_IDS.eventId);
     expect(rotating.verify(shopifyRequest({ secret: 'old-secret' })).eventId).toBe(SHOPIFY_IDS.eventId);
   });

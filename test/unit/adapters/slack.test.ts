@@ -4,7 +4,7 @@ import { slack } from '../../../adapters/slack.ts';
 import { expectInputError, expectSignatureError, inbound } from './fixtures.ts';
 
 const SECRET = 'slack-signing-secret-for-tests';
-const adapter = slack({ secrets: [SECRET] });
+const adapter = slack.adapter({ secrets: [SECRET] });
 
 function signed(body: string, at: Date, secret = SECRET) {
   const timestamp = String(Math.floor(at.getTime() / 1000));
@@ -26,7 +26,7 @@ describe('slack adapter', () => {
       new Date(1531420618 * 1000),
     );
     // Past the signature: a slash command is not an Events API callback.
-    expectInputError(() => slack({ secrets: ['8f742231b10e8888abcd99yyyzzz85a5'] }).verify(request), 'malformed_body');
+    expectInputError(() => slack.adapter({ secrets: ['8f742231b10e8888abcd99yyyzzz85a5'] }).verify(request), 'malformed_body');
   });
 
   it('names an event callback by its event_id, which Slack keeps on every retry, and its topic by the inner event', () => {

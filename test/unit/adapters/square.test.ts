@@ -18,7 +18,7 @@ const PUBLISHED = {
 const KEY = 'square-signature-key-for-tests';
 const PUBLIC = 'https://hooks.example.com';
 const PATH = '/in/square';
-const adapter = square({ secrets: [KEY], publicUrl: PUBLIC });
+const adapter = square.adapter({ secrets: [KEY], publicUrl: PUBLIC });
 const request = ({ body, headers }: Delivery, target = PATH): InboundRequest => ({ ...inbound(headers, body), target });
 
 const PAYMENT = { merchant_id: 'ML1', type: 'payment.updated', event_id: 'f2d5b3c4-0000-4000-8000-000000000001', created_at: '2024-05-01T11:59:58.000Z', data: { type: 'payment', id: 'pay_1', object: {} } };
@@ -26,7 +26,7 @@ const PAYMENT = { merchant_id: 'ML1', type: 'payment.updated', event_id: 'f2d5b3
 describe('square adapter', () => {
   it("verifies Square's published example, and names the delivery and event by its event_id", async () => {
     expect(await WebhooksHelper.verifySignature({ requestBody: PUBLISHED.body, signatureHeader: PUBLISHED.signature, signatureKey: PUBLISHED.key, notificationUrl: PUBLISHED.origin + PUBLISHED.path })).toBe(true);
-    const identity = square({ secrets: [PUBLISHED.key], publicUrl: PUBLISHED.origin }).verify(
+    const identity = square.adapter({ secrets: [PUBLISHED.key], publicUrl: PUBLISHED.origin }).verify(
       request({ body: PUBLISHED.body, headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': PUBLISHED.signature } }, PUBLISHED.path),
     );
     expect(identity).toEqual({
@@ -50,8 +50,8 @@ describe('square adapter', () => {
 
   it('refuses a wrong key, another public URL, a tampered body and a missing signature, saying which', () => {
     const delivery = squareDelivery(KEY, PUBLIC + PATH, PAYMENT);
-    expect(expectSignatureError(() => square({ secrets: ['wrong'], publicUrl: PUBLIC }).verify(request(delivery)))).toMatch(/does not match the notification URL and body/);
-    expectSignatureError(() => square({ secrets: [KEY], publicUrl: 'https://elsewhere.example.com' }).verify(request(delivery)));
+    expect(expectSignatureError(() => square.adapter({ secrets: ['wrong'], publicUrl: PUBLIC }).verify(request(delivery)))).toMatch(/does not match the notification URL and body/);
+    expectSignatureError(() => square.adapter({ secrets: [KEY], publicUrl: 'https://elsewhere.example.com' }).verify(request(delivery)));
     expectSignatureError(() => adapter.verify(request({ ...delivery, body: delivery.body.replace('pay_1', 'pay_2') })));
     expect(expectSignatureError(() => adapter.verify(withHeader(request(delivery), 'x-square-hmacsha256-signature', null)))).toMatch(/missing x-square-hmacsha256-signature/);
     const legacy = withHeader(withHeader(request(delivery), 'x-square-hmacsha256-signature', null), 'x-square-signature', 'abc=');
@@ -64,6 +64,6 @@ describe('square adapter', () => {
   });
 
   it('needs the public URL it signs', () => {
-    expect(() => square({ secrets: [KEY], publicUrl: undefined })).toThrow(/publicUrl/);
+    expect(() => square.adapter({ secrets: [KEY], publicUrl: undefined })).toThrow(/publicUrl/);
   });
 });

@@ -17,7 +17,7 @@ import {
   withOddCaseHeaderNames,
 } from './fixtures.ts';
 
-const adapter = standardWebhooks({ secrets: [STANDARD_SECRET] });
+const adapter = standardWebhooks.adapter({ secrets: [STANDARD_SECRET] });
 // Two further keys in the whsec_<base64> form senders hand out.
 const OLD_SECRET = `whsec_${Buffer.from('the-old-signing-key-0123').toString('base64')}`;
 const NEW_SECRET = `whsec_${Buffer.from('the-new-signing-key-4567').toString('base64')}`;
@@ -72,18 +72,18 @@ describe('standard-webhooks adapter', () => {
   });
 
   it('accepts either secret while one is rotated', () => {
-    const rotating = standardWebhooks({ secrets: [OLD_SECRET, NEW_SECRET] });
+    const rotating = standardWebhooks.adapter({ secrets: [OLD_SECRET, NEW_SECRET] });
     expect(rotating.verify(standardRequest({ secret: NEW_SECRET })).eventId).toBe(STANDARD_ID);
     expect(rotating.verify(standardRequest({ secret: OLD_SECRET })).eventId).toBe(STANDARD_ID);
   });
 
   it('accepts a secret given without the whsec_ prefix', () => {
-    const bare = standardWebhooks({ secrets: [STANDARD_SECRET.slice('whsec_'.length)] });
+    const bare = standardWebhooks.adapter({ secrets: [STANDARD_SECRET.slice('whsec_'.length)] });
     expect(bare.verify(standardRequest()).eventId).toBe(STANDARD_ID);
   });
 
   it('refuses at start a secret that is not base64', () => {
-    expect(() => standardWebhooks({ secrets: ['whsec_not base64!'] })).toThrow(/base64/);
+    expect(() => standardWebhooks.adapter({ secrets: ['whsec_not base64!'] })).toThrow(/base64/);
   });
 
   it('accepts a signature list where one v1 entry matches and ignores other versions', () => {

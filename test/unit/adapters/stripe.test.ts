@@ -13,7 +13,7 @@ import {
   withOddCaseHeaderNames,
 } from './fixtures.ts';
 
-const adapter = stripe({ secrets: [STRIPE_SECRET] });
+const adapter = stripe.adapter({ secrets: [STRIPE_SECRET] });
 const EVENT_ID = 'evt_1PBkzA2eZvKYlo2CQ1v5W6Xh';
 const t = unixSeconds(NOW);
 const stripeBody = (fields: Record<string, unknown>) => JSON.stringify({ ...JSON.parse(STRIPE_BODY), ...fields });
@@ -40,7 +40,7 @@ describe('stripe adapter', () => {
   });
 
   it('accepts either secret while one is rotated', () => {
-    const rotating = stripe({ secrets: ['whsec_old', 'whsec_new'] });
+    const rotating = stripe.adapter({ secrets: ['whsec_old', 'whsec_new'] });
     expect(rotating.verify(stripeRequest({ secret: 'whsec_new' })).eventId).toBe(EVENT_ID);
     expect(rotating.verify(stripeRequest({ secret: 'whsec_old' })).eventId).toBe(EVENT_ID);
   });

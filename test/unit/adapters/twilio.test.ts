@@ -10,7 +10,7 @@ import { expectInputError, expectSignatureError, inbound, withHeader } from './f
 const TOKEN = 'twilio-auth-token-for-tests';
 const PUBLIC = 'https://hooks.example.com';
 const PATH = '/in/sms';
-const adapter = twilio({ secrets: [TOKEN], publicUrl: PUBLIC });
+const adapter = twilio.adapter({ secrets: [TOKEN], publicUrl: PUBLIC });
 
 const request = ({ body, headers }: Delivery, target = PATH): InboundRequest => ({ ...inbound(headers, body), target });
 
@@ -32,7 +32,7 @@ describe('twilio adapter', () => {
     const params = { CallSid: 'CA1234567890ABCDE', Caller: '+12349013030', Digits: '1234', From: '+12349013030', To: '+18005551212' };
     const signature = '0/KCTR6DLpKmkAf8muzZqo1nDgQ=';
     expect(twilioSdk.validateRequest('12345', signature, url, params)).toBe(true);
-    const documented = twilio({ secrets: ['12345'], publicUrl: 'https://mycompany.com' });
+    const documented = twilio.adapter({ secrets: ['12345'], publicUrl: 'https://mycompany.com' });
     const identity = documented.verify(request({ body: new URLSearchParams(params).toString(), headers: { 'x-twilio-signature': signature } }, '/myapp.php?foo=1&bar=2'));
     expect(identity).toMatchObject({ eventId: 'CA1234567890ABCDE', deliveryId: 'CA1234567890ABCDE', topic: null, json: params });
   });
@@ -85,7 +85,7 @@ describe('twilio adapter', () => {
     const settings = { 'x-twilio-webhooks-signature-settings': 'key=webhooks_sharedkey_1,algorithm=HMAC_SHA256' };
     const signature = twilioSdk.getExpectedTwilioSignature(sharedKey, PUBLIC + PATH, params, 'HMAC_SHA256');
     const body = new URLSearchParams(params).toString();
-    const both = twilio({ secrets: [TOKEN, sharedKey], publicUrl: PUBLIC });
+    const both = twilio.adapter({ secrets: [TOKEN, sharedKey], publicUrl: PUBLIC });
     expect(both.verify(request({ body, headers: { ...settings, 'x-twilio-signature': signature } })).eventId).toBe('SM9:received');
     // Without the header, the same signature is read as the Auth Token's SHA-1, and does not match.
     expectSignatureError(() => both.verify(request({ body, headers: { 'x-twilio-signature': signature } })));
@@ -113,8 +113,8 @@ describe('twilio adapter', () => {
 
   it('refuses a wrong Auth Token, another public URL, a changed parameter and a missing signature, saying which', () => {
     const delivery = twilioDelivery(TOKEN, PUBLIC + PATH, STATUS);
-    expect(expectSignatureError(() => twilio({ secrets: ['wrong'], publicUrl: PUBLIC }).verify(request(delivery)))).toMatch(/does not match the URL and parameters/);
-    expectSignatureError(() => twilio({ secrets: [TOKEN], publicUrl: 'https://other.example.com' }).verify(request(delivery)));
+    expect(expectSignatureError(() => twilio.adapter({ secrets: ['wrong'], publicUrl: PUBLIC }).verify(request(delivery)))).toMatch(/does not match the URL and parameters/);
+    expectSignatureError(() => twilio.adapter({ secrets: [TOKEN], publicUrl: 'https://other.example.com' }).verify(request(delivery)));
     expectSignatureError(() => adapter.verify(request(delivery, '/in/sms-old')));
     expectSignatureError(() => adapter.verify(request({ ...delivery, body: delivery.body.replace('delivered', 'failed') })));
     expect(expectSignatureError(() => adapter.verify(withHeader(request(delivery), 'x-twilio-signature', null)))).toMatch(/missing X-Twilio-Signature/);
@@ -122,7 +122,7 @@ describe('twilio adapter', () => {
 
   it('accepts a rotated Auth Token: any configured one that verifies', () => {
     const delivery = twilioDelivery(TOKEN, PUBLIC + PATH, STATUS);
-    expect(twilio({ secrets: ['old-token', TOKEN], publicUrl: PUBLIC }).verify(request(delivery)).topic).toBe('delivered');
+    expect(twilio.adapter({ secrets: ['old-token', TOKEN], publicUrl: PUBLIC }).verify(request(delivery)).topic).toBe('delivered');
   });
 
   it('keeps every value of a repeated field, and a field named __proto__ as a field', () => {
@@ -145,7 +145,7 @@ describe('twilio adapter', () => {
   });
 
   it('needs the public URL it signs', () => {
-    expect(() => twilio({ secrets: [TOKEN], publicUrl: undefined })).toThrow(/publicUrl/);
+    expect(() => twilio.adapter({ secrets: [TOKEN], publicUrl: undefined })).toThrow(/publicUrl/);
   });
 
   it('never verifies parameters other than the signed ones', () => {

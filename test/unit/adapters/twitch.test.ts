@@ -10,7 +10,7 @@ import { SignatureError } from '../../../src/errors.ts';
 import { expectInputError, expectSignatureError, inbound, withHeader } from './fixtures.ts';
 
 const SECRET = 'oncehook-test-secret';
-const adapter = twitch({ secrets: ['an-older-secret-still-configured', SECRET] });
+const adapter = twitch.adapter({ secrets: ['an-older-secret-still-configured', SECRET] });
 
 // Twitch's example: its subscription, event, message ID and timestamp.
 const SUBSCRIPTION = {
@@ -114,8 +114,8 @@ describe('twitch adapter', () => {
   });
 
   it('refuses a wrong secret, a timestamp over 10 minutes off either way, and a missing header, saying which check failed', () => {
-    expect(expectSignatureError(() => twitch({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toMatch(/does not match/);
-    expect(check(() => twitch({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toBe('signature');
+    expect(expectSignatureError(() => twitch.adapter({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toMatch(/does not match/);
+    expect(check(() => twitch.adapter({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toBe('signature');
     const tenMinutes = 600_000;
     const sentMs = Date.parse(SENT);
     expect(adapter.verify(notification({ now: new Date(sentMs + tenMinutes) })).eventId).toBe(MESSAGE_ID);

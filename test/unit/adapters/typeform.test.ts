@@ -6,7 +6,7 @@ import { expectInputError, expectSignatureError, inbound, withAlteredByte, withH
 // Typeform publishes no verifying library; its "Secure your webhooks" steps (base64 HMAC-SHA256 of the body,
 // prefixed "sha256=") and its example payload's fields are what these follow.
 const SECRET = 'typeform-webhook-secret';
-const adapter = typeform({ secrets: [SECRET] });
+const adapter = typeform.adapter({ secrets: [SECRET] });
 const RESPONSE = {
   event_id: '01KBYWTTXW2SXX86TBH2SGNCCS',
   event_type: 'form_response',

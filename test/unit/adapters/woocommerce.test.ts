@@ -5,7 +5,7 @@ import { woocommerceDelivery } from '../../support/signers.ts';
 import { expectInputError, expectSignatureError, inbound, withHeader } from './fixtures.ts';
 
 const SECRET = 'wc-webhook-secret-for-tests';
-const adapter = woocommerce({ secrets: [SECRET] });
+const adapter = woocommerce.adapter({ secrets: [SECRET] });
 const request = ({ headers, body }: Delivery) => inbound(headers, body);
 
 // An order as the REST API (and so the webhook) shows one.
@@ -16,8 +16,8 @@ describe('woocommerce adapter', () => {
     // WooCommerce publishes no example, and no npm library signs for it: RFC 4231's HMAC-SHA256 test case 2
     // (key "Jefe"), base64 as PHP's base64_encode writes it. It verifies, and only then is its body found not JSON.
     const rfc4231 = inbound({ 'x-wc-webhook-signature': 'W9zBRr9gdU5qBCQmCJV1x1oAPwidJzmDnexYuWTsOEM=', 'x-wc-webhook-topic': 'order.created' }, 'what do ya want for nothing?');
-    expectInputError(() => woocommerce({ secrets: ['Jefe'] }).verify(rfc4231), 'malformed_body');
-    expectSignatureError(() => woocommerce({ secrets: ['jefe'] }).verify(rfc4231));
+    expectInputError(() => woocommerce.adapter({ secrets: ['Jefe'] }).verify(rfc4231), 'malformed_body');
+    expectSignatureError(() => woocommerce.adapter({ secrets: ['jefe'] }).verify(rfc4231));
   });
 
   it('names the event by its topic, resource and modification time, and the delivery by its webhook and event', () => {
@@ -68,10 +68,10 @@ describe('woocommerce adapter', () => {
 
   it('refuses a wrong secret, a tampered body and a missing signature, saying which; and a delivery without its topic', () => {
     const delivery = woocommerceDelivery(SECRET, 'order.created', ORDER);
-    expect(expectSignatureError(() => woocommerce({ secrets: ['wrong'] }).verify(request(delivery)))).toMatch(/does not match the body/);
+    expect(expectSignatureError(() => woocommerce.adapter({ secrets: ['wrong'] }).verify(request(delivery)))).toMatch(/does not match the body/);
     expectSignatureError(() => adapter.verify(request({ ...delivery, body: delivery.body.replace('29.35', '0.01') })));
     expect(expectSignatureError(() => adapter.verify(withHeader(request(delivery), 'x-wc-webhook-signature', null)))).toMatch(/missing X-WC-Webhook-Signature/);
     expectInputError(() => adapter.verify(withHeader(request(delivery), 'x-wc-webhook-topic', null)), 'missing_identity');
-    expect(woocommerce({ secrets: ['old', SECRET] }).verify(request(delivery)).topic).toBe('order.created');
+    expect(woocommerce.adapter({ secrets: ['old', SECRET] }).verify(request(delivery)).topic).toBe('order.created');
   });
 });

@@ -11,7 +11,7 @@ import { SignatureError } from '../../../src/errors.ts';
 import { inbound, withHeader } from './fixtures.ts';
 
 const SECRET = 'oncehook-test-secret';
-const adapter = zoom({ secrets: [SECRET] });
+const adapter = zoom.adapter({ secrets: [SECRET] });
 
 // Zoom's example endpoint.url_validation, its event_ts's second as the request timestamp.
 const VALIDATION = JSON.stringify({ payload: { plainToken: 'qgg8vlvZRS6UYooatFL8Aw' }, event_ts: 1654503849680, event: 'endpoint.url_validation' });
@@ -64,7 +64,7 @@ describe('zoom adapter', () => {
   });
 
   it('answers a url_validation with the secret that verified it, while a secret is rotated', () => {
-    const rotating = zoom({ secrets: ['the-new-secret-token', SECRET] });
+    const rotating = zoom.adapter({ secrets: ['the-new-secret-token', SECRET] });
     const { handshake } = rotating.verify(signed(VALIDATION, VALIDATION_AT));
     expect(JSON.parse(handshake!.body).encryptedToken).toBe(PINNED_ENCRYPTED_TOKEN);
     const fromNew = rotating.verify(signed(VALIDATION, VALIDATION_AT, { secret: 'the-new-secret-token' }));
@@ -98,7 +98,7 @@ describe('zoom adapter', () => {
 
   it('refuses a wrong secret, a changed body, and a missing header, saying which check failed', () => {
     const request = signed(JSON.stringify(MEETING), MEETING_AT);
-    expect(check(() => zoom({ secrets: ['wrong'] }).verify(request))).toBe('signature');
+    expect(check(() => zoom.adapter({ secrets: ['wrong'] }).verify(request))).toBe('signature');
     const tampered = { ...request, body: new TextEncoder().encode(JSON.stringify({ ...MEETING, event: 'meeting.ended' })) };
     expect(check(() => adapter.verify(tampered))).toBe('signature');
     expect(check(() => adapter.verify(withHeader(request, 'x-zm-request-timestamp', String(MEETING_AT + 1))))).toBe('signature');

@@ -1,0 +1,62 @@
+/**
+ * A source's `taskKey`: the template that names the business task of a delivery, checked with the config and
+ * rendered at ingest from the verified identity, the request's headers and the body.
+ */
+import type { Identity } from '../../adapters/types.ts';
+import { jsonKind } from '../../adapters/body.ts';
+import { InputError } from '../errors.ts';
+import { HEADER_NAME } from '../header-name.ts';
+import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
+
+const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;
+
+/**
+ * What is wrong with a `taskKey` template, for the config check: text that is not a placeholder renders as
+ * itself, so a typo (`{eventID}`) or a template without one gave every delivery the same task, every one after
+ * the first answered `duplicate_task`.
+ */
+export function taskKeyProblems(template: string): string[] {
+  const problems: string[] = [];
+  for (const [, inside] of template.matchAll(/\{([^}]*)\}/g)) {
+    const part = inside!;
+    if (part.startsWith('header:')) {
+      if (!HEADER_NAME.test(part.slice('header:'.length))) problems.push(`{${part}}: not a header name`);
+    } else if (part.startsWith('body:')) {
+      if (!JSON_POINTER_SYNTAX.test(part.slice('body:'.length))) problems.push(`{${part}}: not a JSON pointer like {body:/order/id}`);
+    } else if (!['eventId', 'deliveryId', 'topic'].includes(part)) {
+      problems.push(`{${part}}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {header:NAME} or {body:/pointer}`);
+    }
+  }
+  // Said only when no part was meant as one: a misspelt placeholder is already named above.
+  if (problems.length === 0 && !new RegExp(PLACEHOLDER.source).test(template)) {
+    problems.push('names no placeholder, so every delivery would be one task');
+  }
+  return problems;
+}
+
+/** Names the business task from a verified delivery with the source's `taskKey` template. */
+export function renderTaskKey(template: string, identity: Identity, headers: Headers): string {
+  return template.replace(PLACEHOLDER, (_, part: string) => {
+    const value = placeholderValue(part, identity, headers);
+    if (value === undefined || value === '') {
+      throw new InputError('missing_identity', `the task key needs {${part}}, which this delivery does not have`);
+    }
+    return value;
+  });
+}
+
+function placeholderValue(part: string, identity: Identity, headers: Headers): string | undefined {
+  if (part === 'eventId') return identity.eventId;
+  if (part === 'deliveryId') return identity.deliveryId;
+  if (part === 'topic') return identity.topic ?? undefined;
+  if (part.startsWith('header:')) return headers.get(part.slice('header:'.length)) ?? undefined;
+  const found = jsonPointer(identity.json, part.slice('body:'.length));
+  // Past 2^53 two different integers parse to one number: two business tasks would share one ID.
+  if (typeof found === 'number' && Number.isInteger(found) && !Number.isSafeInteger(found)) {
+    throw new InputError('invalid_identity', `the task key's {${part}} is a number JSON cannot carry exactly; send it as a string`);
+  }
+  if (typeof found === 'string' || typeof found === 'number') return String(found);
+  // Said as what it is, as the adapters say an identity of another type: "does not have" hid a field that is there.
+  if (found !== undefined) throw new InputError('invalid_identity', `the task key's {${part}} is ${jsonKind(found)}, not a string or a number`);
+  return undefined;
+}
