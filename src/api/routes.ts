@@ -51,7 +51,7 @@ export function apiRoutes({ store, config, tokens, stats, throttle, transforms }
     // takes: a 503 while it still commits would invite asking again, and a second bulk replay is more effects.
     c.req.path.startsWith('/api/tasks/bulk/') ? next() : deadline(c, next),
   );
-  app.route('/api/deliveries', deliveryRoutes({ store }));
+  app.route('/api/deliveries', deliveryRoutes({ store, config }));
   app.route('/api/tasks', taskRoutes({ store, config, transforms }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
   app.route('/api/alerts', alertRoutes({ store, config }));

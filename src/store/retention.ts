@@ -65,7 +65,8 @@ export interface HeadersBatch {
 
 /**
  * Drops the stored headers of up to `batchSize` receipts of `source` received longer ago than its retention, after
- * `after` in `deliveries_headers_purge_idx`'s order: with the bodies they came with, so not while a task of the
+ * `after` in `deliveries_headers_purge_idx`'s order, and the bytes kept for a person to read of them and of the other
+ * events of their request (delivery_bodies): with the bodies they came with, so not while a task of the
  * request (this receipt's, or another event's of its batch) still holds one, which a retry or a replay shapes
  * again with the headers. A receipt that made no task (a duplicate, a handshake, a filtered event) holds none. The
  * receipt row and its dedup keys stay. The rows it reads and leaves are few: those whose tasks are not finished.
@@ -106,6 +107,10 @@ export const purgeHeadersSql = (source: string, retentionMs: number, batchSize: 
     ),
     purged as (
       update deliveries d set headers = null from bodiless b where d.id = b.id returning d.id
+    ),
+    bodies as (
+      delete from delivery_bodies k where k.delivery_id in (
+        select id from purged union all select i.id from deliveries i join purged p on i.headers_from = p.id)
     ),
     last as (
       select received_at::text as at, id from expired order by received_at desc, id desc limit 1

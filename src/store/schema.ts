@@ -322,3 +322,55 @@ export const signatureFailures = pgTable(
   (t) => [index('signature_failures_at_idx').on(t.at)],
 );
 
+
+/**
+ * The bytes a receipt carried, kept to be read and searched by a person until the source's retention purges them
+ * with the receipt's headers. A duplicate_delivery keeps none: it is the same request again (a replay of a signed
+ * request must cost nothing), and shows the bytes of the receipt it repeats. Apart from `deliveries` so that its
+ * lists and counts read narrow rows.
+ */
+export const deliveryBodies = pgTable(
+  'delivery_bodies',
+  {
+    deliveryId: text('delivery_id').primaryKey(),
+    body: bytea('body').notNull(),
+  },
+  (t) => [
+    // Content search (`?match=`): the body read as JSON where it is JSON (oncehook_body_json, migration 0022), its
+    // paths and values hashed. An index of the bytes rather than a jsonb copy of them: the body is stored once.
+    index('delivery_bodies_json_idx').using('gin', sql`oncehook_body_json(${t.body}) jsonb_path_ops`),
+  ],
+);
+
+/**
+ * Requests refused at ingest (a bad signature, a missing header, a body too large, …), counted per source, reason and
+ * minute by each process and added here a few seconds at a time: several instances' counts add up. Rows older than
+ * a day are deleted at each write, so the table holds at most sources × reasons × 1,440 rows whatever the volume.
+ */
+export const rejectionCounts = pgTable(
+  'rejection_counts',
+  {
+    minute: at('minute').notNull(),
+    source: text('source').notNull(),
+    reason: text('reason').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.source, t.reason] })],
+);
+
+/**
+ * The latest few refused requests per source and reason: when, from where, and the names of their headers — never a
+ * value or a byte of the body. Cut to the newest few per pair at each write.
+ */
+export const rejectionSamples = pgTable(
+  'rejection_samples',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    source: text('source').notNull(),
+    reason: text('reason').notNull(),
+    at: at('at').notNull(),
+    remoteAddress: text('remote_address'),
+    headerNames: jsonb('header_names').$type<string[]>().notNull(),
+  },
+  (t) => [index('rejection_samples_pair_idx').on(t.source, t.reason, t.at)],
+);

@@ -35,7 +35,7 @@ export interface DeliveryRow {
  * Counted through task_refs' receipt index: a few entries a receipt, where tasks keeps no index on it. `skipped` is
  * read only when it is a list: a receipt may hold SQL NULL or a JSON null there, which jsonb_to_recordset refuses.
  */
-const columns = sql`d.id, d.source, d.delivery_id as "deliveryId", d.event_id as "eventId", d.topic,
+export const columns = sql`d.id, d.source, d.delivery_id as "deliveryId", d.event_id as "eventId", d.topic,
   d.received_at as "receivedAt", d.decision, d.matched_delivery_id as "matchedDeliveryId", d.body_bytes as "bodyBytes",
   (select count(*)::int from task_refs r where r.delivery_id = d.id) as "taskCount",
   (select coalesce(jsonb_agg(distinct s.reason order by s.reason), '[]'::jsonb)
@@ -133,6 +133,6 @@ export async function deliveryView(db: Db, id: string): Promise<DeliveryView | n
 }
 
 /** Raw SQL returns timestamps as strings on one driver and Dates on the other. */
-function withDates<T extends { receivedAt: Date }>(row: T): T {
+export function withDates<T extends { receivedAt: Date }>(row: T): T {
   return { ...row, receivedAt: new Date(row.receivedAt) };
 }
