@@ -13,6 +13,7 @@ import { queueOf } from './operate/destinations.ts';
 import { ingestRoutes } from './ingest/route.ts';
 import { Transforms } from './shape/transforms.ts';
 import type { SignatureFailureLog } from './alerts/signature-failures.ts';
+import type { RejectionLog } from './store/rejection-log.ts';
 import type { Logger } from './log.ts';
 import { observeStore, type Metrics } from './metrics.ts';
 import type { Store } from './store/connect.ts';
@@ -34,6 +35,8 @@ export interface AppDeps {
   workerAlive?: () => boolean | undefined;
   /** Where ingest counts the deliveries it answers 401, for the signature_failures alert. */
   signatureFailures?: SignatureFailureLog | null;
+  /** Where ingest counts the requests it refuses, for people to read (`/api/rejections`). */
+  rejections?: RejectionLog | null;
 }
 
 /**

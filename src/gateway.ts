@@ -13,6 +13,7 @@ import { startPurger, type Purger, type PurgerOptions } from './retention/purger
 import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
 import { migrate } from './store/migrate.ts';
+import { RejectionLog } from './store/rejection-log.ts';
 import { waitForDatabase } from './store/wait-for-database.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './defaults.ts';
 import { warmTransforms } from './shape/transform.ts';
@@ -35,6 +36,8 @@ export interface GatewayOptions {
   alertRoundMs?: number;
   /** How often the deliveries answered 401 are counted in the database (tests: sooner than every few seconds). */
   signatureFlushMs?: number;
+  /** How often the requests refused are added to the database's counts (tests: sooner than every few seconds). */
+  rejectionFlushMs?: number;
   /**
    * How long a start waits for a PostgreSQL that is away (down, restarting, refusing) before it fails; 0, the
    * default, fails at the first try. `/healthz` answers meanwhile, `/readyz` and deliveries 503.
@@ -91,6 +94,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let upkeep: EmbeddedUpkeep | null = null;
   let alerts: ReturnType<typeof startAlertWatcher> | null = null;
   let signatureFailures: SignatureFailureLog | null = null;
+  let rejections: RejectionLog | null = null;
   try {
     // The migration is the first contact; the worker's LISTEN is the other step that needs the database, and a
     // restart can fall between them.
@@ -111,7 +115,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     // A process of another role runs a worker, once it has started: until then it is not looking at the queue.
     const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
     signatureFailures = role === 'worker' ? null : new SignatureFailureLog(store, logger, config.limits.writeStallMs, options.signatureFlushMs);
-    const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures });
+    rejections = role === 'worker' ? null : new RejectionLog(store, logger, config.limits.writeStallMs, options.rejectionFlushMs);
+    const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures, rejections });
     await transformsStarted;
     listener.answerWith(app.fetch);
     const worker = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
@@ -123,6 +128,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   } catch (error) {
     await alerts?.stop();
     await signatureFailures?.stop();
+    await rejections?.stop();
     await listener.close();
     await store.close();
     throw error;
@@ -160,6 +166,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), graceMs);
       await Promise.all([purger?.stop(), upkeep?.stop(), alerts?.stop(), forwarder?.stop(graceMs), listening]);
       await signatureFailures?.stop();
+      await rejections?.stop();
       clearInterval(idle);
       clearTimeout(cut);
       await store.close();

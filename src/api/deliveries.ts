@@ -4,7 +4,6 @@ import { HttpError } from '../errors.ts';
 import type { AdminEnv } from '../http/auth.ts';
 import { pageOf, pageQuery, readQuery } from '../http/input.ts';
 import type { Config } from '../config/schema.ts';
-import { configMask } from '../config/mask.ts';
 import { shownBody, type ShownBody } from '../operate/delivery-body.ts';
 import { parseMatch } from '../operate/delivery-search.ts';
 import { explainDelivery } from '../operate/explain.ts';
@@ -41,7 +40,6 @@ export type DeliveryAnswer = DeliveryView & ShownBody & {
 /** `/api/deliveries`: every verified receipt, and one with its decision explained and linked. */
 export function deliveryRoutes({ store, config }: { store: Store; config: Config }): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
-  const mask = configMask(config);
 
   app.get('/', async (c) => {
     const { match, ...query } = readQuery(c, listQuery);
@@ -55,7 +53,7 @@ export function deliveryRoutes({ store, config }: { store: Store; config: Config
     if (!view) throw new HttpError(404, 'unknown_delivery', `no delivery ${id} (IDs of receipts start with d_; filter by the sender's ID with ?deliveryId=)`);
     return c.json({
       ...view,
-      ...(await shownBody(store.db, view.id, mask)),
+      ...(await shownBody(store.db, view.id, config)),
       explanation: explainDelivery(view),
       links: {
         self: `/api/deliveries/${view.id}`,

@@ -12,6 +12,7 @@ import type { Stats } from '../store/queries/stats.ts';
 import { alertRoutes } from './alerts.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
+import { rejectionRoutes } from './rejections.ts';
 import { taskRoutes } from './tasks.ts';
 
 export interface AdminDeps {
@@ -55,6 +56,7 @@ export function apiRoutes({ store, config, tokens, stats, throttle, transforms }
   app.route('/api/tasks', taskRoutes({ store, config, transforms }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
   app.route('/api/alerts', alertRoutes({ store, config }));
+  app.route('/api/rejections', rejectionRoutes({ store }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;
 }

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { AlertTest, Alerts, Bulk, Deliveries, Delivery, Destinations, StatsAnswer, Task, Tasks } from './answers.ts';
+import type { AlertTest, Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks } from './answers.ts';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
@@ -132,13 +132,25 @@ export function addAdminCommands(program: Command): void {
       .option('--source <id>')
       .addOption(new Option('--decision <decision>').choices(['accepted', 'duplicate_delivery', 'duplicate_event', 'duplicate_task']))
       .option('--event-id <id>')
-      .option('--delivery-id <id>', "the sender's delivery ID"),
+      .option('--delivery-id <id>', "the sender's delivery ID")
+      .option('--match <filter>', 'those whose content matches a filter in the actions\' syntax, e.g. \'{"body":{"id":1001}}\''),
   ).action(
-    run(async (c, o: Paging & { source?: string; decision?: string; eventId?: string; deliveryId?: string }) => {
-      const answer = await call<Deliveries>(c, 'GET', `/api/deliveries${query({ source: o.source, decision: o.decision, eventId: o.eventId, deliveryId: o.deliveryId, ...page(o) })}`);
+    run(async (c, o: Paging & { source?: string; decision?: string; eventId?: string; deliveryId?: string; match?: string }) => {
+      const filter = { source: o.source, decision: o.decision, eventId: o.eventId, deliveryId: o.deliveryId, match: o.match };
+      const answer = await call<Deliveries>(c, 'GET', `/api/deliveries${query({ ...filter, ...page(o) })}`);
       return { answer, text: views.deliveriesView(answer) };
     }),
   );
+
+  adminCommand(program, 'rejections', 'requests refused at ingest (bad signatures, missing headers, too large…), per source and reason')
+    .option('--source <id>')
+    .option('--since <when>', 'a time, or how long ago: 15m, 6h (default: the last hour)')
+    .action(
+      run(async (c, o: { source?: string; since?: string }) => {
+        const answer = await call<Rejections>(c, 'GET', `/api/rejections${query({ source: o.source, since: o.since })}`);
+        return { answer, text: views.rejectionsView(answer) };
+      }),
+    );
 
   paging(
     adminCommand(program, 'tasks', 'list tasks; --attention for the ones waiting for a person')

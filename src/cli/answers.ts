@@ -1,6 +1,7 @@
 import type { AlertsAnswer, AlertTestAnswer } from '../api/alerts.ts';
 import type { DeliveriesAnswer, DeliveryAnswer } from '../api/deliveries.ts';
 import type { DestinationsAnswer } from '../api/destinations.ts';
+import type { RejectionsAnswer } from '../api/rejections.ts';
 import type { TaskAnswer, TasksAnswer } from '../api/tasks.ts';
 import type { BulkOutcome } from '../operate/bulk.ts';
 import type { Stats } from '../store/queries/stats.ts';
@@ -22,3 +23,4 @@ export type Destinations = Json<DestinationsAnswer>;
 export type Alerts = Json<AlertsAnswer>;
 export type AlertTest = Json<AlertTestAnswer>;
 export type StatsAnswer = Json<Stats>;
+export type Rejections = Json<RejectionsAnswer>;

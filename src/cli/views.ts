@@ -1,12 +1,16 @@
 import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords } from '../operate/explain.ts';
-import type { Alerts, Bulk, Deliveries, Delivery, Destinations, StatsAnswer, Task, Tasks } from './answers.ts';
+import type { Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks } from './answers.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
 
 export function deliveriesView(page: Deliveries): string {
   const rows = page.items.map((d) => [d.id, age(d.receivedAt), d.source, d.decision, tasksMadeWords(d) ?? '', d.eventId, d.deliveryId]);
-  return withNext(table(['ID', 'AGE', 'SOURCE', 'DECISION', 'TASKS', 'EVENT', 'DELIVERY ID'], rows, 40), page);
+  const listed = table(['ID', 'AGE', 'SOURCE', 'DECISION', 'TASKS', 'EVENT', 'DELIVERY ID'], rows, 40);
+  if (!page.partial) return withNext(listed, page);
+  // A search that stopped at its bound says so, even with nothing found yet: the cursor reads on from there.
+  const found = page.items.length === 0 ? 'nothing found yet' : listed;
+  return `${found}\n\nthe search stopped at its bound of receipts read; more may match: --cursor ${page.nextCursor}`;
 }
 
 /** Said of a task whose stored body retention purged: it can no longer be sent. */
@@ -68,8 +72,9 @@ export function deliveryView(view: Delivery): string {
       ['topic', view.topic],
       ['received', `${view.receivedAt} (${age(view.receivedAt)} ago)`],
       ['matched', view.matched?.id],
-      ['body', `${view.bodyBytes} bytes, sha256 ${view.bodySha256}`],
+      ['body', `${view.bodyBytes} bytes, sha256 ${view.bodySha256}${view.bodyPurged ? `; ${PURGED}` : ''}`],
     ]),
+    ...(view.body === null ? [] : ['', `received${view.bodyEncoding === 'base64' ? ' (not text: base64)' : ''}:`, bodyText({ text: view.body, truncated: view.bodyTruncated })]),
     ...(view.tasks.length > 0 ? ['', table(['TASK', 'ACTION', 'STATE', 'REFERENCE / ERROR'], view.tasks.map((t) => [t.id, t.action, t.state, t.resultReference ?? t.lastError]))] : []),
     ...(view.skipped?.length > 0 ? ['', table(['NO TASK FOR', 'WHY', 'WHAT DID NOT MATCH'], view.skipped.map((s) => [s.action, s.reason, s.detail]))] : []),
     ...(view.repeats.length > 0 ? ['', `repeated by: ${view.repeats.map((r) => `${r.id} (${r.decision})`).join(', ')}`] : []),
@@ -161,6 +166,19 @@ export function destinationsView(answer: Destinations): string {
     ['ORIGIN', 'STATUS', 'SINCE', 'ACTIONS', 'LIMITS', 'IN FLIGHT', 'WAITING', 'REASON'],
     answer.items.map((d) => [d.origin, d.status, d.pausedAt ? age(d.pausedAt) : null, originUses(d), limits(d), d.inFlight, waitingFor(d), d.pausedReason]),
   );
+}
+
+export function rejectionsView(answer: Rejections): string {
+  if (answer.items.length === 0) return `no request was refused since ${answer.since}`;
+  const counts = answer.items.map((r) => [r.source, r.reason, r.total, r.minutes.at(-1) ? age(r.minutes.at(-1)!.minute) : null]);
+  const samples = answer.items.flatMap((r) => r.samples.map((s) => [age(s.at), r.source, s.reason, s.remoteAddress, cut(s.headerNames.join(' '), 80)]));
+  return [
+    `refused since ${answer.since}`,
+    '',
+    table(['SOURCE', 'REASON', 'REFUSED', 'LAST MINUTE'], counts),
+    '',
+    table(['AGO', 'SOURCE', 'REASON', 'FROM', 'HEADER NAMES (values are not kept)'], samples),
+  ].join('\n');
 }
 
 export function alertsView(answer: Alerts): string {

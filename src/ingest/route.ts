@@ -10,6 +10,7 @@ import { outageLog } from '../outage-log.ts';
 import { recordDeliveries, type ReceiptInput, type Recorded } from '../store/atomic/record.ts';
 import type { Db, Store } from '../store/connect.ts';
 import { GroupCommit } from '../store/group-commit.ts';
+import type { RefusedRequest, RejectionLog } from '../store/rejection-log.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
 import { TRANSFORM_LIMITS } from '../shape/transform.ts';
@@ -29,6 +30,8 @@ export interface IngestDeps {
   transforms: Transforms;
   /** Told of each delivery answered 401 (or a GET handshake's 403), for the alerts: the gateway's SignatureFailureLog. */
   signatureFailures?: SignatureFailureNotes | null | undefined;
+  /** Where refused requests are counted for people to see (`/api/rejections`); absent in tests that need none. */
+  rejections?: RejectionLog | null | undefined;
 }
 
 /** Where ingest notes the signature checks that failed; ingest and the alerts meet through the database it writes. */
@@ -60,8 +63,16 @@ function transformStartBy(deadline: number, budgetMs: number): number {
 const KNOWN_WAIT_MS = 1000;
 
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
-export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, signatureFailures }: IngestDeps): Hono {
+export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, signatureFailures, rejections }: IngestDeps): Hono {
   const app = new Hono();
+  /**
+   * A refused request (or an unsigned ping, answered but never recorded): a metric, and a count people can read, which
+   * says which check of a signature failed (`shown`).
+   */
+  const refused = (c: Context, source: string, reason: string, shown = reason) => {
+    metrics.rejections.inc({ source, reason });
+    rejections?.note(source, shown, refusedRequest(c));
+  };
   const admission = new Admission(config);
   const bodyRate = { minBytesPerSecond: config.limits.minBodyBytesPerSecond, graceMs: config.limits.bodyRateGraceMs };
   const stallMs = config.limits.writeStallMs;
@@ -94,7 +105,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
   const unknownPaths = new UnknownPathLog(logger);
   /** Counted with the other rejections, and logged a line a minute per path rather than a line per request. */
   const unknownSource = (c: Context, message: string): never => {
-    metrics.rejections.inc({ source: UNKNOWN, reason: 'unknown_source' });
+    refused(c, UNKNOWN, 'unknown_source');
     unknownPaths.note(c.req.method, c.req.path);
     // Answered before anything is read or admitted; a body still on its way is not waited for either.
     const unread = (c.env as Partial<HttpBindings> | undefined)?.incoming?.complete === false;
@@ -123,7 +134,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
       });
       if (identity.unsigned && identity.handshake) {
         // Anyone can send one, as often as they like: answered as the sender expects, counted, and never recorded.
-        metrics.rejections.inc({ source: sourceId, reason: 'unsigned_ping' });
+        refused(c, sourceId, 'unsigned_ping');
         metrics.ackSeconds.observe({ source: sourceId, status: String(identity.handshake.status) }, (performance.now() - started) / 1000);
         return handshakeAnswer(identity.handshake);
       }
@@ -193,7 +204,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
         // A body left unread (too large, too slow, turned away before it was read) would otherwise keep arriving on
         // a kept-alive connection, read and discarded by the server for as long as its sender trickles it.
         if (error.status === 408 || error.status === 413 || !incoming.complete) outgoing.setHeader('connection', 'close');
-        metrics.rejections.inc({ source: sourceId, reason: error.code });
+        refused(c, sourceId, error.code, error instanceof SignatureError ? SIGNATURE_REASONS[error.check] : error.code);
         metrics.ackSeconds.observe({ source: sourceId, status: String(error.status) }, (performance.now() - started) / 1000);
         logger.info({ source: sourceId, status: error.status, reason: error.code }, 'delivery rejected');
       }
@@ -215,7 +226,7 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
     } catch (error) {
       // A wrong verify token is counted as a POST's wrong signature is: a rotated token shows the same way.
       if (error instanceof HttpError) {
-        metrics.rejections.inc({ source: sourceId, reason: error.code });
+        refused(c, sourceId, error.code);
         if (error.status === 403) signatureFailures?.note(sourceId, 'signature');
       }
       throw error;
@@ -259,6 +270,16 @@ function targetOf(requestLine: string | undefined, url: string): string {
   if (requestLine?.startsWith('/')) return requestLine;
   const parsed = new URL(url);
   return `${parsed.pathname}${parsed.search}`;
+}
+
+/** A failed signature check as people read it: which part of the request did not verify. */
+const SIGNATURE_REASONS: Record<SignatureCheck, string> = { signature: 'invalid_signature', timestamp: 'stale_timestamp', missing_header: 'missing_header' };
+
+/** What a refused request leaves: where it came from and the names of its headers, never a value. */
+function refusedRequest(c: Context): RefusedRequest {
+  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
+  // Node's own header object where there is one: walking the web Headers builds a copy of them all first.
+  return { remoteAddress: incoming?.socket.remoteAddress ?? null, headerNames: incoming ? Object.keys(incoming.headers) : [...c.req.raw.headers.keys()] };
 }
 
 function handshakeAnswer(handshake: HandshakeAnswer): Response {

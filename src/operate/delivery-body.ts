@@ -1,4 +1,5 @@
-import type { Mask } from '../config/mask.ts';
+import { configMask, type Mask } from '../config/mask.ts';
+import type { Config } from '../config/schema.ts';
 import type { Db } from '../store/connect.ts';
 import { receiptBody } from '../store/queries/delivery-body.ts';
 
@@ -27,7 +28,8 @@ const PURGED: ShownBody = { body: null, bodyEncoding: null, bodyTruncated: false
  * The body of receipt `id`, with every credential of the config that occurs in it masked (a sender may quote a
  * verify token or a secret back), as the stored headers are redacted.
  */
-export async function shownBody(db: Db, id: string, mask: Mask): Promise<ShownBody> {
+export async function shownBody(db: Db, id: string, config: Config): Promise<ShownBody> {
+  const mask = maskOf(config);
   const kept = await receiptBody(db, id, SHOWN_BODY_BYTES + MASK_MARGIN);
   if (kept === null) return PURGED;
   const text = utf8(kept.head, kept.bytes > kept.head.byteLength);
@@ -38,6 +40,14 @@ export async function shownBody(db: Db, id: string, mask: Mask): Promise<ShownBo
   const masked = mask(text);
   const cut = cutAt(masked, SHOWN_BODY_BYTES);
   return { body: cut, bodyEncoding: 'utf8', bodyTruncated: kept.bytes > kept.head.byteLength || cut.length < masked.length, bodyPurged: false };
+}
+
+/** The mask of each config, made once: a config does not change while a process runs. */
+const masks = new WeakMap<Config, Mask>();
+function maskOf(config: Config): Mask {
+  let mask = masks.get(config);
+  if (mask === undefined) masks.set(config, (mask = configMask(config)));
+  return mask;
 }
 
 const strict = new TextDecoder('utf-8', { fatal: true });

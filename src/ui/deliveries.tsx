@@ -1,20 +1,36 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { blank, pageOf, pageParams, pageQuery, readQuery } from '../http/input.ts';
+import { shownBody } from '../operate/delivery-body.ts';
+import { parseMatch } from '../operate/delivery-search.ts';
 import { explainDelivery, tasksMadeWords } from '../operate/explain.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError, InputError } from '../errors.ts';
+import type { Filter } from '../shape/filter.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
+import { searchDeliveries, type SearchPage } from '../store/queries/delivery-search.ts';
 import type { UiDeps, UiEnv } from './env.ts';
-import { Badge, bytes, Id, Time } from './format.tsx';
+import { Badge, bytes, Id, SourceField, Time } from './format.tsx';
 import { page } from './layout.tsx';
 
 const listQuery = pageParams({
   source: blank(z.string().max(200)),
   decision: blank(z.enum(Object.values(DECISIONS) as [string, ...string[]])),
   eventId: blank(z.string().max(500)),
+  match: blank(z.string()),
   ...pageQuery('bigint'),
 });
+
+/** The search box's filter, or why it is not one: said on the page, beside the box, rather than as an error page. */
+function searchOf(text: string | undefined): { match?: Filter; problem?: string } {
+  if (text === undefined) return {};
+  try {
+    return { match: parseMatch(text) };
+  } catch (error) {
+    if (error instanceof InputError) return { problem: error.message };
+    throw error;
+  }
+}
 
 const deliveryHref = (id: string) => `/ui/deliveries/${encodeURIComponent(id)}`;
 
@@ -67,8 +83,13 @@ function DeliveryTable({ rows }: { rows: DeliveryRow[] }) {
 export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
   const q = readQuery(c, listQuery);
   const filter = { source: q.source, decision: q.decision, eventId: q.eventId };
-  const list = await listDeliveries(deps.store.db, filter, pageOf(q));
-  const keep = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  const search = searchOf(q.match);
+  const list: SearchPage | (Awaited<ReturnType<typeof listDeliveries>> & { partial?: undefined }) = search.problem
+    ? { items: [], nextCursor: null, hasMore: false, partial: false }
+    : search.match
+      ? await searchDeliveries(deps.store.db, filter, search.match, pageOf(q))
+      : await listDeliveries(deps.store.db, filter, pageOf(q));
+  const keep = Object.fromEntries(Object.entries({ ...filter, match: q.match }).filter(([, v]) => v !== undefined)) as Record<string, string>;
   const filtered = Object.keys(keep).length > 0;
   // A page link keeps the filter, the page size and the direction: only the cursor changes.
   const paged = { ...keep, limit: String(q.limit), order: q.order };
@@ -77,17 +98,7 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
       <h1>Deliveries</h1>
       <p class="lede">Every verified receipt and what oncehook decided about it. Open one to see why.</p>
       <form class="filters" method="get" action="/ui/deliveries">
-        <div class="field">
-          <label for="source">Source</label>
-          <select id="source" name="source">
-            <option value="">any</option>
-            {Object.keys(deps.config.sources).map((source) => (
-              <option value={source} selected={q.source === source}>
-                {source}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SourceField sources={Object.keys(deps.config.sources)} selected={q.source} />
         <div class="field">
           <label for="decision">Decision</label>
           <select id="decision" name="decision">
@@ -103,12 +114,22 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
           <label for="eventId">Event ID</label>
           <input id="eventId" name="eventId" value={q.eventId ?? ''} placeholder="exact event ID" />
         </div>
+        <div class="field wide">
+          <label for="match">Content</label>
+          <input id="match" name="match" value={q.match ?? ''} placeholder='a filter, e.g. {"body":{"id":1001}}' />
+        </div>
         <button type="submit" class="primary">
           Filter
         </button>
         {filtered ? <a href="/ui/deliveries">clear</a> : null}
       </form>
-      <div class="panel">{list.items.length === 0 ? <div class="empty">No deliveries{filtered ? ' match' : ' yet'}.</div> : <DeliveryTable rows={list.items} />}</div>
+      {search.problem ? (
+        <div class="flash error" role="alert">
+          {search.problem}
+        </div>
+      ) : null}
+      <div class="panel">{list.items.length === 0 ? <div class="empty">No deliveries{filtered ? ' match' : ' yet'}{list.partial ? ' among the latest read' : ''}.</div> : <DeliveryTable rows={list.items} />}</div>
+      {list.partial ? <p class="muted">The search stopped at its bound of receipts read; older ones may match too (Older →).</p> : null}
       <div class="pager">
         {q.cursor ? <a href={`/ui/deliveries?${new URLSearchParams(paged)}`}>{q.order === 'asc' ? 'Oldest' : 'Newest'}</a> : null}
         {list.hasMore && list.nextCursor ? (
@@ -125,6 +146,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
   const id = c.req.param('id') ?? '';
   const view = await deliveryView(deps.store.db, id);
   if (!view) throw new HttpError(404, 'unknown_delivery', `no delivery ${id}`);
+  const received = await shownBody(deps.store.db, view.id, deps.config);
   const body = (
     <>
       <h1>
@@ -252,6 +274,19 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
           </div>
         </>
       ) : null}
+
+      <h2>Body received</h2>
+      <div class="panel">
+        {received.body === null ? (
+          <p class="muted">Purged by retention, with the headers it came with.</p>
+        ) : (
+          <>
+            {received.bodyEncoding === 'base64' ? <div class="muted">Not text: shown as base64.</div> : null}
+            <pre class="body">{received.body}</pre>
+            {received.bodyTruncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
+          </>
+        )}
+      </div>
 
       <h2>Headers</h2>
       <div class="panel">

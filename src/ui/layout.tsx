@@ -6,13 +6,14 @@ import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
 
-export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'stats' | 'destinations' | 'alerts';
+export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'rejections' | 'stats' | 'destinations' | 'alerts';
 
 const NAV: [Section, string, string][] = [
   ['home', 'Home', '/ui/home'],
   ['attention', 'Needs attention', '/ui/attention'],
   ['tasks', 'Tasks', '/ui/tasks'],
   ['deliveries', 'Deliveries', '/ui/deliveries'],
+  ['rejections', 'Refused', '/ui/rejections'],
   ['stats', 'Stats', '/ui/stats'],
   ['destinations', 'Destinations', '/ui/destinations'],
   ['alerts', 'Alerts', '/ui/alerts'],

@@ -14,6 +14,7 @@ import { refuseReadOnly, requireCsrf, requireSession } from './guard.tsx';
 import { homePage } from './home.tsx';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
+import { rejectionsPage } from './rejections.tsx';
 import { statsPage } from './stats.tsx';
 import { STYLESHEET } from './styles.ts';
 import { taskPage } from './task.tsx';
@@ -53,6 +54,7 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.get('/attention', (c) => attentionPage(c, deps));
   app.get('/deliveries', (c) => deliveriesPage(c, deps));
   app.get('/deliveries/:id', (c) => deliveryPage(c, deps));
+  app.get('/rejections', (c) => rejectionsPage(c, deps));
   app.get('/tasks', (c) => tasksPage(c, deps));
   // Before `/tasks/:id/…`, which would take "bulk" for a task ID (they start with t_).
   app.get('/tasks/bulk/:kind{retry|replay}', (c) => bulkDryRunPage(c, deps, c.req.param('kind') as 'retry' | 'replay'));

@@ -99,6 +99,7 @@ label { display: block; font-size: 12px; color: var(--muted); margin: 0 0 3px; }
 
 .filters { display: flex; gap: 10px; align-items: flex-end; flex-wrap: wrap; margin: 0 0 14px; }
 .filters .field input { width: 220px; }
+.filters .field.wide input { width: 360px; font-family: var(--mono); }
 .tabs { display: flex; gap: 6px; margin: 0 0 14px; flex-wrap: wrap; }
 .tabs a { padding: 4px 12px; border-radius: 999px; border: 1px solid var(--line-strong); color: var(--ink); background: #fff; font-size: 13px; }
 .tabs a.here { background: var(--ink); color: #fff; border-color: var(--ink); }

@@ -5,6 +5,7 @@ import { checkAttentionStates, states } from '../http/task-query.ts';
 import type { BulkFilter } from '../operate/bulk.ts';
 import type { Config } from '../config/schema.ts';
 import { TASK_STATES } from '../store/decisions.ts';
+import { SourceField } from './format.tsx';
 
 const paging = pageQuery('text');
 
@@ -60,17 +61,7 @@ export function TaskFilterForm({ q, config }: { q: TaskListQuery; config: Config
           </label>
         ))}
       </fieldset>
-      <div class="field">
-        <label for="source">Source</label>
-        <select id="source" name="source">
-          <option value="">any</option>
-          {Object.keys(config.sources).map((source) => (
-            <option value={source} selected={q.source === source}>
-              {source}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SourceField sources={Object.keys(config.sources)} selected={q.source} />
       <div class="field">
         <label for="action">Action</label>
         <select id="action" name="action">

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHOWN_BODY_BYTES } from '../../src/operate/delivery-body.ts';
 import { purgeExpiredHeaders } from '../../src/store/retention.ts';
 import { rowsOf } from '../../src/store/rows.ts';
-import { adminApi, ADMIN_TOKEN, followPages } from '../support/admin.ts';
+import { deliveriesView, deliveryView } from '../../src/cli/views.ts';
+import { adminApi, ADMIN_TOKEN, followPages, signedInDashboard } from '../support/admin.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
@@ -119,5 +120,21 @@ describe('GET /api/deliveries?match=', () => {
       expect(answer.json.error.code).toBe('invalid_match');
       expect(answer.json.error.message, query).toMatch(message);
     }
+  });
+
+  it('reads the same on the CLI and the dashboard, whose search box says what is wrong with a filter', async () => {
+    const shown = await view(receipts.money!);
+    expect(deliveryView(shown)).toContain(`received:\n${order({ id: 1002, marker, total_price: '250.00' })}`);
+    const found = (await search(match({ body: { total_price: 250, marker } }))).json;
+    expect(deliveriesView(found)).toContain(receipts.money);
+    const dashboard = signedInDashboard(gateway.url);
+    const page = await dashboard(`/ui/deliveries/${receipts.money}`);
+    expect(page).toContain('<h2>Body received</h2>');
+    expect(page).toContain(`&quot;marker&quot;:&quot;${marker}&quot;`);
+    const listed = await dashboard(`/ui/deliveries?${match({ body: { total_price: 250, marker } })}`);
+    expect(listed).toContain(receipts.money);
+    expect(listed).not.toContain(receipts.number);
+    const refused = await dashboard(`/ui/deliveries?${match({ body: { id: { $gtt: 1 } } })}`);
+    expect(refused).toContain('unknown operator');
   });
 });

@@ -17,6 +17,7 @@ export interface TestGatewayOptions {
   forwarder?: Partial<ForwarderOptions>;
   alertRoundMs?: number;
   signatureFlushMs?: number;
+  rejectionFlushMs?: number;
   /** Default: silent, or TEST_LOG_LEVEL's. */
   logger?: Logger;
 }
@@ -37,6 +38,7 @@ export async function startTestGateway(config: object, options: TestGatewayOptio
     forwarder: { pollMs: 200, ...options.forwarder },
     alertRoundMs: options.alertRoundMs,
     signatureFlushMs: options.signatureFlushMs,
+    rejectionFlushMs: options.rejectionFlushMs,
   });
   return {
     ...gateway,
