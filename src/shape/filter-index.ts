@@ -25,27 +25,27 @@ export function bodyPathPredicate(m: unknown): string | null {
 const MOST_DECIMALS = 4;
 
 function predicate(m: unknown, path: string): string | null {
-  if (Array.isArray(m)) return all(m.map((entry) => predicate(entry, path)));
+  if (Array.isArray(m)) return allOf(m.map((entry) => predicate(entry, path)));
   if (!isPlainObject(m)) return equality(m, path);
   const parts: (string | null)[] = [];
   for (const [key, operand] of Object.entries(m)) {
     if (!key.startsWith('$')) parts.push(predicate(operand, `${path}.${JSON.stringify(key)}`));
     else if (key === '$eq' && !isPlainObject(operand) && !Array.isArray(operand)) parts.push(equality(operand, path));
-    else if (key === '$in' && Array.isArray(operand)) parts.push(any(operand.map((value) => (isPlainObject(value) || Array.isArray(value) ? null : equality(value, path)))));
-    else if (key === '$and' && Array.isArray(operand)) parts.push(all(operand.map((branch) => predicate(branch, path))));
-    else if (key === '$or' && Array.isArray(operand)) parts.push(any(operand.map((branch) => predicate(branch, path))));
+    else if (key === '$in' && Array.isArray(operand)) parts.push(anyOf(operand.map((value) => (isPlainObject(value) || Array.isArray(value) ? null : equality(value, path)))));
+    else if (key === '$and' && Array.isArray(operand)) parts.push(allOf(operand.map((branch) => predicate(branch, path))));
+    else if (key === '$or' && Array.isArray(operand)) parts.push(anyOf(operand.map((branch) => predicate(branch, path))));
   }
-  return all(parts);
+  return allOf(parts);
 }
 
 /** Conditions that must all hold: those that do not translate are left to the check of each candidate. */
-function all(parts: (string | null)[]): string | null {
+function allOf(parts: (string | null)[]): string | null {
   const kept = parts.filter((part): part is string => part !== null);
   return kept.length === 0 ? null : kept.length === 1 ? kept[0]! : kept.map((part) => `(${part})`).join(' && ');
 }
 
 /** One of them must hold: a branch that does not translate could be the one, so then nothing of them does. */
-function any(parts: (string | null)[]): string | null {
+function anyOf(parts: (string | null)[]): string | null {
   if (parts.length === 0 || parts.some((part) => part === null)) return null;
   return parts.length === 1 ? parts[0]! : parts.map((part) => `(${part})`).join(' || ');
 }
