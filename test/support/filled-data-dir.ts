@@ -35,7 +35,7 @@ export const fillTaskId = (n: number) => taskId('shop', `fill-e${n}`, 'crm');
  * An embedded data directory at this build's schema with rows in every table it has: deliveries recorded by
  * ingest's own function, several batches' worth for copy-data to page through, tasks in every state the move must
  * keep (a lease held, an unknown outcome, one a person must review), the ledger, operator decisions, destinations,
- * alerts, signature failures. Values that a text format could mangle are in each kind of column. Deliveries are
+ * alerts, signature failures, refused requests. Values that a text format could mangle are in each kind of column. Deliveries are
  * recorded as ingest records them, `perTransaction` in each transaction.
  */
 export async function fillDataDir(dataDir: string, size: { deliveries: number; perTransaction: number }): Promise<void> {
@@ -87,6 +87,14 @@ export async function fillDataDir(dataDir: string, size: { deliveries: number; p
           values ('ops', 'needs_review', true, now(), 2, ${JSON.stringify({ count: 1, tasks: [id(3)], note: AWKWARD })}::jsonb)`,
     );
     await db.execute(sql`insert into signature_failures (source, "check", count) values ('shop', 'signature', 5), ('shop', 'timestamp', 1)`);
+    await db.execute(
+      sql`insert into rejection_counts (minute, source, reason, count)
+          values (date_trunc('minute', now()), 'shop', 'invalid_signature', 7), ('2026-01-02 03:04:00+00', '(unknown)', 'unknown_source', 1)`,
+    );
+    await db.execute(
+      sql`insert into rejection_samples (source, reason, at, remote_address, header_names)
+          values ('shop', 'invalid_signature', now(), '::ffff:127.0.0.1', ${JSON.stringify(['x-awkward', AWKWARD])}::jsonb)`,
+    );
   } finally {
     await store.close();
   }
