@@ -22,10 +22,11 @@ CREATE TABLE "rejection_samples" (
 --> statement-breakpoint
 -- A receipt's body as JSON, or null where it is not JSON (a form, XML, bytes that are not UTF-8): what the content
 -- search's index holds (delivery_bodies_json_idx). An index expression must be immutable and must not fail, and
--- PostgreSQL 15 has no test of whether text parses, hence the exception block. A new function only: it redefines
+-- PostgreSQL 15 has no test of whether text parses, hence the exception block, whose subtransaction a parallel worker
+-- cannot start: parallel restricted, so a parallel plan reads bodies in its leader. A new function only: it redefines
 -- none of the earlier migrations'.
 CREATE OR REPLACE FUNCTION oncehook_body_json(body bytea) RETURNS jsonb
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL RESTRICTED
 AS $$
 BEGIN
   RETURN convert_from(body, 'UTF8')::jsonb;
