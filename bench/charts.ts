@@ -11,18 +11,14 @@
  * statement's EXPLAIN ANALYZE; on PGlite the longest statement too, which is how long the process was held.
  * `--without-index` times the counts again with the time indexes (migration 0017) dropped (on PGlite the hour only).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Command } from 'commander';
 import { sql } from 'drizzle-orm';
-import postgres from 'postgres';
-import { openStore, type Store } from '../src/store/connect.ts';
-import { migrate } from '../src/store/migrate.ts';
+import type { Store } from '../src/store/connect.ts';
 import { ATTEMPTS_BY_CLASS } from '../src/store/queries/attempt-series.ts';
 import { RECEIPTS_BY_DECISION } from '../src/store/queries/delivery-series.ts';
 import { bucketCountSql, countByBucket, windowOf, type Counted, type Range } from '../src/store/queries/time-buckets.ts';
 import { rowsOf } from '../src/store/rows.ts';
+import { openScratch } from './scratch.ts';
 
 const options = new Command()
   .option('--pg-url <url>', 'a PostgreSQL server to make the scratch database on', 'postgres://postgres@127.0.0.1:5432/postgres')
@@ -115,23 +111,9 @@ async function measure(store: Store, label: string, ranges: Range[] = ['hour', '
 }
 
 async function main(): Promise<void> {
-  const name = 'oncehook_charts';
-  let url: string | undefined;
-  let dir: string | undefined;
-  if (options.pglite) {
-    dir = mkdtempSync(join(tmpdir(), 'oncehook-charts-'));
-  } else {
-    const admin = postgres(options.pgUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.unsafe(`create database ${name}`);
-    await admin.end();
-    const target = new URL(options.pgUrl);
-    target.pathname = `/${name}`;
-    url = target.toString();
-  }
-  const store = await openStore({ databaseUrl: url, dataDir: dir });
+  const scratch = await openScratch('oncehook_charts', options);
+  const { store } = scratch;
   try {
-    await migrate(store, url);
     const started = performance.now();
     await load(store, options.rows, options.days);
     console.log(`${store.kind}: ${options.rows.toLocaleString('en')} receipts and as many attempts over ${options.days} days, loaded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
@@ -143,13 +125,7 @@ async function main(): Promise<void> {
       await measure(store, 'Without them', store.kind === 'pglite' ? ['hour'] : ['hour', 'day']);
     }
   } finally {
-    await store.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    if (url) {
-      const admin = postgres(options.pgUrl, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`drop database if exists ${name} with (force)`);
-      await admin.end();
-    }
+    await scratch.close();
   }
 }
 
