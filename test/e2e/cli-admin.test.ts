@@ -131,4 +131,19 @@ describe('oncehook admin commands against a running server', () => {
     expect(bulk.code).toBe(2);
     expect(bulk.stderr).toMatch(/--after guards the replay of one task/);
   });
+
+  it('shows the body a delivery carried, finds it by content, and counts refused requests', async () => {
+    const body = JSON.stringify({ id: 424242, email: 'cli@example.com' });
+    const sent = await post(rig.gateway.url, 'shop', shopifyDelivery({ eventId: 'cli-body', topic: 'orders/none', body }));
+    const forged = await post(rig.gateway.url, 'shop', shopifyDelivery({ eventId: 'cli-forged', body, secret: 'not-the-secret' }));
+    expect(forged.status).toBe(401);
+    const [show, found] = await Promise.all([oncehook('show', sent.json.receipt), json('deliveries', '--match', '{"body":{"id":424242}}')]);
+    expect(show.stdout).toContain(`received:\n${body}`);
+    expect(found.items.map((d: { id: string }) => d.id)).toEqual([sent.json.receipt]);
+    // The gateway adds its counts every few seconds.
+    await waitFor(async () => (await api('/api/rejections')).items.length > 0, 30_000);
+    const refused = await oncehook('rejections', '--source', 'shop');
+    expect(refused.stdout).toMatch(/shop +invalid_signature +1 /);
+    expect(refused.stdout).toContain('x-shopify-hmac-sha256');
+  });
 });
