@@ -16,7 +16,7 @@ export type SearchPage = Page<DeliveryRow> & { partial: boolean };
  * Receipts read at most for one page, and their bytes: a filter the index cannot narrow is checked receipt by
  * receipt, newest first, and one request must not read the whole history.
  */
-export const SEARCH_READ_ROWS = 2000;
+const SEARCH_READ_ROWS = 2000;
 const SEARCH_READ_BYTES = 16 * 1024 * 1024;
 const CHUNK_ROWS = 200;
 
@@ -104,6 +104,3 @@ function parsed(body: Uint8Array): unknown {
     return text;
   }
 }
-
-/** Whether the search narrows `match` by an index or a column, or reads receipts in order: for the docs and tests. */
-export const searchUsesIndex = (match: Filter): boolean => narrowingOf(match).length > 0;
