@@ -4,7 +4,7 @@
  *   npx tsx bench/search.ts                   # PostgreSQL at 127.0.0.1:5432, 1,000,000 receipts with their bodies
  *   npx tsx bench/search.ts --pglite          # embedded PGlite in a temporary directory
  *   npx tsx bench/search.ts --rows 200000 --searches 200
- *   npx tsx bench/search.ts --ingest 20000    # instead: what indexing the bodies costs a receipt
+ *   npx tsx bench/search.ts --ingest 20000    # instead: what keeping and indexing the bodies costs a receipt
  *
  * Fills a scratch database (`oncehook_search`, dropped at the end; PGlite's directory likewise) with receipts and
  * the bodies they carried — Shopify orders of about 600 bytes, an order ID each, a customer's in twenty, a SKU's in
