@@ -96,7 +96,10 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
   const body = (
     <>
       <h1>Deliveries</h1>
-      <p class="lede">Every verified receipt and what oncehook decided about it. Open one to see why.</p>
+      <p class="lede">
+        Every verified receipt and what oncehook decided about it. Open one to see why, and the body it carried. Requests
+        refused before anything was recorded are counted under <a href="/ui/rejections">Refused</a>.
+      </p>
       <form class="filters" method="get" action="/ui/deliveries">
         <SourceField sources={Object.keys(deps.config.sources)} selected={q.source} />
         <div class="field">
