@@ -156,7 +156,19 @@ describe('the dashboard in a real browser', () => {
     expect(await page.locator('tbody tr').count()).toBe(1);
     await page.locator('tbody tr a').first().click();
     expect(await page.locator('p.lede').textContent()).toMatch(/^duplicate_delivery — the sender retried/);
+    // A sender's retry keeps no bytes of its own: it shows those of the receipt it repeats.
+    expect(JSON.parse((await page.locator('pre.body').textContent())!)).toMatchObject({ email: 'jon@example.com' });
     await page.screenshot({ path: `${ARTIFACTS}ui-delivery.png`, fullPage: true });
+
+    // The search box: a filter in the actions' syntax, read by the same rules.
+    await page.goto(`${url}/ui/deliveries`);
+    await page.fill('#match', '{"body":{"total_price":{"$gte":10}},"topic":"orders/create"}');
+    await page.locator('form.filters button[type=submit]').click();
+    await page.waitForURL(/match=/);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await page.screenshot({ path: `${ARTIFACTS}ui-deliveries-search.png`, fullPage: true });
+    await page.goto(`${url}/ui/rejections`);
+    expect(await page.locator('h1').textContent()).toBe('Refused requests');
     await page.goto(`${url}/ui/stats`);
     await page.screenshot({ path: `${ARTIFACTS}ui-stats.png`, fullPage: true });
 
