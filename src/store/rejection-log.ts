@@ -43,13 +43,17 @@ export class RejectionLog {
   readonly #logger: Logger;
   readonly #timer: ReturnType<typeof setInterval>;
   #flushing: Promise<void> = Promise.resolve();
+  /** Flushes asked for and not yet done: a tick that finds one skips, so a stalled database queues none. */
+  #unfinished = 0;
 
   constructor(store: Store, logger: Logger, stallMs: number, flushEveryMs = FLUSH_EVERY_MS) {
     // A connection of its own, given up when it goes silent, as ingest's is.
     this.#lane = store.lane();
     this.#stall = { ms: stallMs, onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning the refusal counts' connection`) };
     this.#logger = logger;
-    this.#timer = setInterval(() => void this.flush().catch((error: unknown) => this.#failed(error)), flushEveryMs);
+    this.#timer = setInterval(() => {
+      if (this.#unfinished === 0) this.flush().catch((error: unknown) => this.#failed(error));
+    }, flushEveryMs);
     this.#timer.unref();
   }
 
@@ -58,10 +62,10 @@ export class RejectionLog {
     const key = `${Math.floor(at / MINUTE_MS) * MINUTE_MS}\n${pair}`;
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
     const samples = this.#samples.get(pair) ?? [];
-    const [kept, because] = pair.split('\n') as [string, string];
+    const [counted, as] = pair.split('\n') as [string, string];
     samples.push({
-      source: kept,
-      reason: because,
+      source: counted,
+      reason: as,
       at: new Date(at).toISOString(),
       remoteAddress: request.remoteAddress,
       headerNames: request.headerNames.slice(0, MOST_HEADER_NAMES).map((name) => name.slice(0, HEADER_NAME_CHARACTERS)),
@@ -72,7 +76,8 @@ export class RejectionLog {
 
   /** Adds what is counted now, after any flush in progress: what a test or a stop needs. */
   flush(): Promise<void> {
-    const next = this.#flushing.then(() => this.#write());
+    this.#unfinished++;
+    const next = this.#flushing.then(() => this.#write()).finally(() => this.#unfinished--);
     this.#flushing = next.catch(() => {});
     return next;
   }
