@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import type { AdminEnv } from '../http/auth.ts';
 import { pageOf, pageQuery, readQuery } from '../http/input.ts';
-import type { Config } from '../config/schema.ts';
 import { shownBody, type ShownBody } from '../operate/delivery-body.ts';
 import { parseMatch } from '../operate/delivery-search.ts';
 import { explainDelivery } from '../operate/explain.ts';

@@ -8,7 +8,8 @@ import { HttpError, InputError } from '../errors.ts';
 import type { Filter } from '../shape/filter.ts';
 import { DECISIONS } from '../store/decisions.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
-import { searchDeliveries, type SearchPage } from '../store/queries/delivery-search.ts';
+import type { Page } from '../store/queries/cursor.ts';
+import { searchDeliveries } from '../store/queries/delivery-search.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, bytes, Id, SourceField, Time } from './format.tsx';
 import { page } from './layout.tsx';
@@ -84,7 +85,7 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
   const q = readQuery(c, listQuery);
   const filter = { source: q.source, decision: q.decision, eventId: q.eventId };
   const search = searchOf(q.match);
-  const list: SearchPage | (Awaited<ReturnType<typeof listDeliveries>> & { partial?: undefined }) = search.problem
+  const list: Page<DeliveryRow> & { partial?: boolean } = search.problem
     ? { items: [], nextCursor: null, hasMore: false, partial: false }
     : search.match
       ? await searchDeliveries(deps.store.db, filter, search.match, pageOf(q))
