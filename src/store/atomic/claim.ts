@@ -67,8 +67,8 @@ export interface ClaimedTask {
  * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is reconciled
  * by the rules of docs/forwarding.md ("Outcome unknown"), decided there in database time: send again under the
  * same key while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
- * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008, 0013,
- * 0015, 0019): one round trip per claim instead of a transaction's four.
+ * planner settings it needs live in the database function `oncehook_claim_tasks` (src/store/functions/): one round
+ * trip per claim instead of a transaction's four.
  */
 export async function claimTasks(
   db: Db,
@@ -91,7 +91,7 @@ export async function claimTasks(
  * Claims due tasks of actions a destination limits (config `destinations`): at most as many as every origin of the
  * group allows now — requests in progress under `maxInFlight`, tokens in the bucket of `rateLimit` — counted and
  * taken under the origins' locks, so the limits hold across every worker of every instance. The claim itself is
- * `oncehook_claim_tasks`'s; `oncehook_claim_limited` (migration 0013) wraps it.
+ * `oncehook_claim_tasks`'s; `oncehook_claim_limited` wraps it.
  */
 export async function claimLimited(
   db: Db,
