@@ -9,13 +9,32 @@
  */
 import { sql } from 'drizzle-orm';
 import type { DestinationLimit } from '../../config/destinations.ts';
+import type { ActionConfig } from '../../config/schema.ts';
 import type { Db } from '../connect.ts';
 import { TASKS_CHANNEL, type TaskState } from '../decisions.ts';
 import { PREPARED } from '../prepared.ts';
 import { rowsOf } from '../rows.ts';
 
+/**
+ * An action's numbers that, with a task's own counts, decide what the claim of its unknown outcome does: the
+ * database function oncehook_unknown_outcome_mode, which the claim and the views of what holds a task share.
+ */
+export interface OutcomeRule {
+  keyed: boolean;
+  keyRetentionMs: number;
+  lookup: boolean;
+  maxAttempts: number;
+}
+
+export const outcomeRuleOf = (action: ActionConfig): OutcomeRule => ({
+  keyed: action.idempotency === 'key',
+  keyRetentionMs: action.keyRetention,
+  lookup: action.lookup !== undefined,
+  maxAttempts: action.maxAttempts,
+});
+
 /** How the claim sees one configured action. Config is the routing table, so it is passed in, not stored. */
-export interface ClaimRoute {
+export interface ClaimRoute extends OutcomeRule {
   source: string;
   action: string;
   /** The downstream origin: cooldowns and pauses apply to it. */
@@ -25,10 +44,6 @@ export interface ClaimRoute {
    * while it cools down or is paused.
    */
   lookupDestination: string | null;
-  keyed: boolean;
-  keyRetentionMs: number;
-  lookup: boolean;
-  maxAttempts: number;
   leaseMs: number;
   /**
    * The states of its due tasks this claim takes (absent: pending and outcome_unknown). A pending task's claim is a

@@ -1,4 +1,4 @@
--- revision 1
+-- revision 2
 -- The forwarder's claim, one call in autocommit: lock up to max_tasks due tasks with SKIP LOCKED, decide for each
 -- whether it is a send, a lookup about an unknown outcome, or a case for a person (docs/forwarding.md's rules, in
 -- database time), take the lease, write where the request goes (request_origin: the action's origin for a send, the
@@ -23,7 +23,8 @@
 -- No lookup is asked at an origin paused or cooling: a lookup answered 429 or 503 cools its origin, 401 or 403 pauses
 -- it. Only the lookups are held. An unknown outcome's claim may instead be a resend under the same key, to the
 -- action's origin: held with the lookups, the task's only way to succeed while the key is kept would wait for an API
--- it never calls. So the route's numbers decide, for its candidates only, what the claim would do.
+-- it never calls. So the route's numbers decide, for its candidates only, what the claim would do: by
+-- oncehook_unknown_outcome_mode, the rule that also decides `due`'s mode below.
 CREATE OR REPLACE FUNCTION oncehook_claim_tasks(worker text, open_routes jsonb, max_tasks int)
 RETURNS TABLE (id text, source text, action text, "eventId" text, topic text, body bytea, "contentType" text,
   attempts int, lookups int, mode text, "attemptId" int, reason text, "priorState" text)
@@ -54,19 +55,19 @@ BEGIN
         LEFT JOIN destinations d ON d.origin = r.destination
         WHERE d.paused_at IS NULL AND coalesce(d.cooldown_until, '-infinity') <= now()))
       -- An unknown outcome whose route's lookup origin is paused or cooling is taken only when its claim asks no
-      -- lookup: a keyed resend, which goes to the action's origin, or review once the lookups are spent (the
-      -- negation of the `due` CASE below). The origins are looked at once, as above; the route's numbers are read
-      -- per candidate, and only for a candidate of such a route.
+      -- lookup: a keyed resend, which goes to the action's origin, or review once the lookups are spent. The origins
+      -- are looked at once, as above; the route's numbers are read per candidate, and only for a candidate of such a
+      -- route.
       AND (t.state = 'pending'
            OR NOT t.source || ':' || t.action = ANY (ARRAY(
              SELECT r.source || ':' || r.action
              FROM jsonb_to_recordset(open_routes) AS r(source text, action text, "lookupDestination" text)
              JOIN destinations d ON d.origin = r."lookupDestination"
              WHERE d.paused_at IS NOT NULL OR d.cooldown_until > now()))
-           OR (SELECT bool_or((r."keyed" AND t.attempts < r."maxAttempts"
-                 AND t.first_attempt_at > now() - r."keyRetentionMs" * interval '1 millisecond')
-                 OR t.lookups >= r."maxAttempts")
-               FROM jsonb_to_recordset(open_routes) AS r(source text, action text, "keyed" boolean, "keyRetentionMs" bigint, "maxAttempts" int)
+           OR (SELECT bool_or(oncehook_unknown_outcome_mode(r."keyed", r."keyRetentionMs", r."lookup", r."maxAttempts",
+                 t.attempts, t.lookups, t.first_attempt_at) <> 'lookup')
+               FROM jsonb_to_recordset(open_routes) AS r(source text, action text, "keyed" boolean, "keyRetentionMs" bigint,
+                 "lookup" boolean, "maxAttempts" int)
                WHERE r.source = t.source AND r.action = t.action))
       -- A scalar lookup by primary key per candidate; an EXISTS here is planned as a hash of every succeeded task.
       AND (t.state = 'outcome_unknown' OR t.after_task_id IS NULL
@@ -77,12 +78,9 @@ BEGIN
   ),
   due AS (
     SELECT p.id, p.locked_state AS prior_state, r."leaseMs" AS lease_ms, r.destination, r."lookupDestination" AS lookup_destination,
-      CASE
-        WHEN p.locked_state = 'pending' THEN 'send'
-        WHEN r."keyed" AND p.locked_attempts < r."maxAttempts"
-          AND p.locked_first_attempt_at > now() - r."keyRetentionMs" * interval '1 millisecond' THEN 'send'
-        WHEN r."lookup" AND p.locked_lookups < r."maxAttempts" THEN 'lookup'
-        ELSE 'review'
+      CASE WHEN p.locked_state = 'pending' THEN 'send'
+        ELSE oncehook_unknown_outcome_mode(r."keyed", r."keyRetentionMs", r."lookup", r."maxAttempts", p.locked_attempts,
+          p.locked_lookups, p.locked_first_attempt_at)
       END AS mode,
       CASE
         WHEN r."lookup" THEN 'outcome unknown: the lookup answered neither yes nor no, ' || p.locked_lookups || ' times'
