@@ -10,7 +10,7 @@ UPDATE tasks SET state = 'pending', next_attempt_at = now() - interval '1 hour',
 WHERE state <> 'pending';
 VACUUM ANALYZE tasks;
 VACUUM ANALYZE attempts;
--- The claim's variant: the database's own oncehook_claim_tasks (whichever migration defined it last) without its
+-- The claim's variant: the database's own oncehook_claim_tasks (src/store/functions/) without its
 -- `ledger` CTE, so the pick, the decision and the task update stay the product's. It stops if the function no
 -- longer reads as this expects.
 CREATE FUNCTION pg_temp.without(definition text, part text, replacement text) RETURNS text LANGUAGE plpgsql AS $$

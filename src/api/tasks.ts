@@ -5,7 +5,7 @@ import type { AdminEnv } from '../http/auth.ts';
 import { note, pageOf, pageQuery, readBody, readQuery } from '../http/input.ts';
 import { checkAttentionStates, splitStates, stateList, states } from '../http/task-query.ts';
 import { decideInBulk } from '../operate/bulk.ts';
-import { destinationOf, heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
+import { destinationOf, heldAmong, pausedRoutes, type Held } from '../operate/destinations.ts';
 import { explainTask, type TaskExplanation } from '../operate/explain.ts';
 import { refused } from '../operate/refusals.ts';
 import { replayDecision, retryDecision, type RetryDeps } from '../operate/retry.ts';
@@ -90,8 +90,9 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
       { states: query.state, attention, source: query.source, action: query.action, owner: query.owner, eventId: query.eventId },
       pageOf(query),
     );
+    const holding = await heldAmong(store, paused, page.items);
     const items = page.items.map((task) => {
-      const held = heldBy(task, paused);
+      const held = holding.get(task.id);
       return { ...task, heldBy: held?.destination.origin ?? null, heldFor: held?.use ?? null, heldReason: held?.destination.pausedReason ?? null };
     });
     return c.json({ ...page, items } satisfies TasksAnswer);

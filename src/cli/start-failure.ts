@@ -1,4 +1,5 @@
 import { DriverNotRepaired } from '../store/driver-repairs.ts';
+import { UnknownFunctionRevision } from '../store/functions.ts';
 
 /**
  * A start-up failure a person can fix (no such database, nothing listening, a port taken), said in one line
@@ -125,7 +126,7 @@ export async function starting<T>(databaseUrl: string | undefined, work: () => P
     return await work();
   } catch (error) {
     if (typeof error !== 'object' || error === null) throw error;
-    if (error instanceof DriverNotRepaired) throw new StartFailure(error.message);
+    if (error instanceof DriverNotRepaired || error instanceof UnknownFunctionRevision) throw new StartFailure(error.message);
     const system = error as SystemError;
     const failure = system.syscall === 'listen' || system.listening ? listenFailure(system) : databaseUrl ? databaseFailure(system, databaseUrl, setting) : null;
     const { waitedMs } = error as { waitedMs?: unknown };

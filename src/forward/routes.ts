@@ -4,7 +4,7 @@ import { lookupOrigin } from '../config/request.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
 import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
 import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
-import type { ClaimRoute } from '../store/atomic/claim.ts';
+import { outcomeRuleOf, type ClaimRoute } from '../store/atomic/claim.ts';
 
 /** One configured action as the forwarder uses it. */
 export interface Route {
@@ -127,10 +127,7 @@ export class Routes {
         action: route.action,
         destination: route.destination,
         lookupDestination: route.lookup?.destination ?? null,
-        keyed: route.config.idempotency === 'key',
-        keyRetentionMs: route.config.keyRetention,
-        lookup: route.lookup !== null,
-        maxAttempts: route.config.maxAttempts,
+        ...outcomeRuleOf(route.config),
         leaseMs: route.leaseMs,
       };
       const limiting = (origins: (string | undefined)[]) =>

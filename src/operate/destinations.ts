@@ -1,11 +1,12 @@
 import { limitOf } from '../config/destinations.ts';
 import { lookupOrigin } from '../config/request.ts';
-import type { ActionConfig, Config } from '../config/schema.ts';
+import type { Config } from '../config/schema.ts';
+import { outcomeRuleOf, type OutcomeRule } from '../store/atomic/claim.ts';
 import type { Store } from '../store/connect.ts';
 import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { AWAITING_DESTINATION } from '../store/operator-rules.ts';
-import { destinationUse, listDestinations, type DestinationRow, type DestinationUse } from '../store/queries/destinations.ts';
+import { destinationUse, listDestinations, lookupsAsked, type DestinationRow, type DestinationUse } from '../store/queries/destinations.ts';
 
 export interface DestinationView extends Omit<DestinationRow, 'updatedAt'> {
   status: 'open' | 'cooling' | 'paused';
@@ -31,13 +32,13 @@ export async function destinations(store: Store, config: Config, withUse?: 'with
   const actions = new Map<string, string[]>();
   const lookups = new Map<string, string[]>();
   const routes: { origin: string; route: string }[] = [];
-  const lookupRoutes: ({ origin: string; route: string } & LookupClaim)[] = [];
+  const lookupRoutes: ({ origin: string; route: string } & OutcomeRule)[] = [];
   for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
     actions.set(origin, [...(actions.get(origin) ?? []), `${source}/${action}`]);
     routes.push({ origin, route: `${source}:${action}` });
     if (lookupAt === null) continue;
     lookups.set(lookupAt, [...(lookups.get(lookupAt) ?? []), `${source}/${action}`]);
-    lookupRoutes.push({ origin: lookupAt, route: `${source}:${action}`, ...lookupClaimOf(actionConfig) });
+    lookupRoutes.push({ origin: lookupAt, route: `${source}:${action}`, ...outcomeRuleOf(actionConfig) });
   }
   const limits = new Map(Object.entries(config.destinations).map(([origin, d]) => [origin, limitOf(origin, d)]));
   const rates = [...limits.values()].flatMap(({ origin, perSecond, burst }) => (perSecond === null ? [] : [{ origin, perSecond, burst: burst! }]));
@@ -73,43 +74,15 @@ function configuredActions(config: Config) {
   );
 }
 
-/** What decides, with the task's own counts, whether an unknown outcome's next claim asks its action's lookup. */
-export interface LookupClaim {
-  keyed: boolean;
-  keyRetentionMs: number;
-  maxAttempts: number;
-}
-
-const lookupClaimOf = (action: ActionConfig): LookupClaim => ({
-  keyed: action.idempotency === 'key',
-  keyRetentionMs: action.keyRetention,
-  maxAttempts: action.maxAttempts,
-});
-
-/**
- * Whether an unknown outcome's next claim, of an action with a lookup, asks it: the `due` CASE of oncehook_claim_tasks
- * (migration 0019), whose claim filter holds such a task at a paused lookup origin. Not a keyed resend while the
- * downstream still keeps the key (that goes to the action's own origin), nor review once the lookups are spent.
- */
-export function claimAsksLookup(
-  task: { attempts: number; lookups: number; firstAttemptAt: Date | null },
-  claim: LookupClaim,
-  now: number,
-): boolean {
-  const resend =
-    claim.keyed && task.attempts < claim.maxAttempts && task.firstAttemptAt !== null && task.firstAttemptAt.getTime() > now - claim.keyRetentionMs;
-  return !resend && task.lookups < claim.maxAttempts;
-}
-
-/** What says where a task goes, whether it is still to be sent, and what its next claim would do. */
-type HeldTask = { state: string; source: string; action: string; attempts: number; lookups: number; firstAttemptAt: Date | null };
+/** What says where a task goes and whether it is still to be sent; the database reads what its next claim would do. */
+type HeldTask = { id: string; state: string; source: string; action: string };
 
 /** Paused destinations by the routes (`source/action`) they hold, and how. */
 export interface Paused {
   /** By the routes that send to them: each such task still to be sent waits. */
   sends: Map<string, DestinationView>;
   /** By the routes whose lookups they answer: an unknown outcome whose claim would ask the lookup waits. */
-  lookups: Map<string, { destination: DestinationView; claim: LookupClaim }>;
+  lookups: Map<string, { destination: DestinationView; rule: OutcomeRule }>;
 }
 
 /** The destinations paused now, with the routes each holds. */
@@ -124,7 +97,7 @@ function pausedAmong(listed: DestinationView[], config: Config): Paused {
   for (const { source, action, config: actionConfig, origin, lookupAt } of configuredActions(config)) {
     const route = `${source}/${action}`;
     if (paused.has(origin)) sends.set(route, paused.get(origin)!);
-    if (lookupAt !== null && paused.has(lookupAt)) lookups.set(route, { destination: paused.get(lookupAt)!, claim: lookupClaimOf(actionConfig) });
+    if (lookupAt !== null && paused.has(lookupAt)) lookups.set(route, { destination: paused.get(lookupAt)!, rule: outcomeRuleOf(actionConfig) });
   }
   return { sends, lookups };
 }
@@ -141,23 +114,24 @@ export interface Held {
 }
 
 /**
- * The paused destination holding a task that is still to be sent, or null: the one its action sends to, else, for
- * an unknown outcome whose next claim is a lookup, the one that lookup goes to (as the claim's filters, migration 0019).
+ * The paused destination holding each of `tasks` that one holds, by task ID: the one its action sends to, else, for
+ * an unknown outcome whose next claim is a lookup, the one that lookup goes to. Whether the claim would ask the lookup
+ * is the claim's own rule, asked of the database (oncehook_unknown_outcome_mode).
  */
-export function heldBy(
-  task: HeldTask,
-  paused: Paused,
-  now = Date.now(),
-): Held | null {
-  if (!AWAITING_DESTINATION.includes(task.state as never)) return null;
-  // Judged as the list is read, by this process's clock as `destinations` judges a cooldown: a claim judges it again
-  // in the database's time, and a skew between the two moves only the end of a key's retention by as much.
-  const route = `${task.source}/${task.action}`;
-  const send = paused.sends.get(route);
-  if (send) return { destination: send, use: 'send' };
-  const lookup = paused.lookups.get(route);
-  if (task.state === TASK_STATES.outcomeUnknown && lookup && claimAsksLookup(task, lookup.claim, now)) return { destination: lookup.destination, use: 'lookup' };
-  return null;
+export async function heldAmong(store: Store, paused: Paused, tasks: readonly HeldTask[]): Promise<Map<string, Held>> {
+  const held = new Map<string, Held>();
+  const byLookup = new Map<string, Held>();
+  for (const task of tasks) {
+    if (!AWAITING_DESTINATION.includes(task.state as never)) continue;
+    const route = `${task.source}/${task.action}`;
+    const send = paused.sends.get(route);
+    const lookup = paused.lookups.get(route);
+    if (send) held.set(task.id, { destination: send, use: 'send' });
+    else if (task.state === TASK_STATES.outcomeUnknown && lookup) byLookup.set(task.id, { destination: lookup.destination, use: 'lookup' });
+  }
+  const rules = [...paused.lookups].map(([route, { rule }]) => ({ route, ...rule }));
+  for (const id of await lookupsAsked(store.db, [...byLookup.keys()], rules)) held.set(id, byLookup.get(id)!);
+  return held;
 }
 
 /**
@@ -169,7 +143,7 @@ export async function destinationOf(store: Store, config: Config, task: HeldTask
   const url = config.sources[task.source]?.actions[task.action]?.url;
   if (url === undefined) return null;
   const listed = await destinations(store, config);
-  const held = heldBy(task, pausedAmong(listed, config));
+  const held = (await heldAmong(store, pausedAmong(listed, config), [task])).get(task.id);
   if (held) return held;
   const own = listed.find((d) => d.origin === new URL(url).origin);
   return own ? { destination: own, use: 'send' } : null;

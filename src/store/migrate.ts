@@ -5,11 +5,20 @@ import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { sql } from 'drizzle-orm';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import postgres from 'postgres';
-import type { Store } from './connect.ts';
+import type { Db, Store } from './connect.ts';
+import { appliedFunctions, applyFunctions, FUNCTIONS_FOLDER, functionsToApply, readFunctions } from './functions.ts';
 import { settleWithin } from './lane.ts';
 import { rowsOf } from './rows.ts';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url));
+
+/** What a release migrates with: drizzle-kit's migrations, then its database functions (null before they had a folder). */
+export interface Release {
+  migrationsFolder: string;
+  functionsFolder: string | null;
+}
+
+export const THIS_RELEASE: Release = { migrationsFolder: MIGRATIONS_FOLDER, functionsFolder: FUNCTIONS_FOLDER };
 
 /**
  * How long the first statement may take. A host that accepts the connection and closes it during start-up
@@ -27,33 +36,39 @@ export function firstContact<T>(contact: PromiseLike<T>, ms: number): Promise<T>
 const MIGRATION_LOCK = 4_207_311_001;
 
 /**
- * Applies drizzle-kit's migrations. On PostgreSQL several instances may start at once: each takes a
- * session advisory lock on a connection of its own, so one migrates and the others find nothing left to do.
- * `migrationsFolder` is oncehook's own; the upgrade tests pass an earlier release's.
+ * Applies drizzle-kit's migrations, then the database functions whose revision changed (functions.ts), each step in
+ * a transaction of its own. A database whose functions a newer release wrote is refused before anything is applied.
+ * On PostgreSQL several instances may start at once: each takes a session advisory lock on a connection of its own,
+ * so one migrates and the others find nothing left to do. `release` is oncehook's own; the upgrade tests pass an
+ * earlier release's.
  */
-export async function migrate(store: Store, databaseUrl?: string, migrationsFolder = MIGRATIONS_FOLDER): Promise<Migrated> {
+export async function migrate(store: Store, databaseUrl?: string, release = THIS_RELEASE): Promise<Migrated> {
   if (store.kind === 'pglite') {
-    const before = await recorded(store.db);
-    await migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder });
-    return migrated(before, await recorded(store.db));
+    return migrateOn(store.db, release, () => migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder: release.migrationsFolder }));
   }
   if (!databaseUrl) throw new Error('migrating PostgreSQL needs its URL');
-  return migratePostgresAt(databaseUrl, migrationsFolder);
+  return migratePostgresAt(databaseUrl, release);
 }
 
 /** The PostgreSQL half of `migrate`, for a database no store is open on (`copy-data`'s target). */
-export async function migratePostgresAt(databaseUrl: string, migrationsFolder = MIGRATIONS_FOLDER): Promise<Migrated> {
+export async function migratePostgresAt(databaseUrl: string, release = THIS_RELEASE): Promise<Migrated> {
   const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10, fetch_types: false });
   try {
     await firstContact(client`select 1`, FIRST_CONTACT_MS);
     await client`select pg_advisory_lock(${MIGRATION_LOCK})`;
     const db = drizzlePostgres(client);
-    const before = await recorded(db);
-    await migratePostgres(db, { migrationsFolder });
-    return migrated(before, await recorded(db));
+    return await migrateOn(db as unknown as Db, release, () => migratePostgres(db, { migrationsFolder: release.migrationsFolder }));
   } finally {
     await client.end({ timeout: 5 });
   }
+}
+
+async function migrateOn(db: Pick<Db, 'execute' | 'transaction'>, release: Release, versioned: () => Promise<void>): Promise<Migrated> {
+  const functions = release.functionsFolder === null ? [] : functionsToApply(readFunctions(release.functionsFolder), await appliedFunctions(db));
+  const before = await recorded(db);
+  await versioned();
+  await applyFunctions(db, functions);
+  return migrated(before, await recorded(db));
 }
 
 /** What a migration run did: how many it applied now, and how many the database holds in all. */

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { pageOf, pageParams, pageQuery, readQuery } from '../http/input.ts';
-import { heldBy, pausedRoutes, type Held } from '../operate/destinations.ts';
+import { heldAmong, pausedRoutes, type Held } from '../operate/destinations.ts';
 import { heldWordsOf, strandedWords } from '../operate/explain.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
 import { taskStates } from '../store/queries/stats.ts';
@@ -58,6 +58,7 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
     listTasks(deps.store.db, { states: q.state ? [q.state] : undefined, attention }, pageOf(q)),
     taskStates(deps.store.db, attentionSql(attention.heldRoutes)),
   ]);
+  const held = await heldAmong(deps.store, paused, list.items);
   const count = (state: string) => counts.find((s) => s.state === state)?.count ?? 0;
   const oldest = (state: string) => counts.find((s) => s.state === state)?.oldestAgeSeconds ?? null;
   const total = ATTENTION_STATES.reduce((n, s) => n + count(s), 0);
@@ -116,7 +117,7 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
                       {task.source}/<wbr />
                       <strong>{task.action}</strong>
                     </div>
-                    <Why held={heldBy(task, paused)} stranded={task.strandedBy} lastError={task.lastError} />
+                    <Why held={held.get(task.id) ?? null} stranded={task.strandedBy} lastError={task.lastError} />
                   </td>
                   <td>
                     <Id value={task.eventId} max={16} />

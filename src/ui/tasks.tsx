@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { pageOf } from '../http/input.ts';
-import { heldBy, pausedRoutes } from '../operate/destinations.ts';
+import { heldAmong, pausedRoutes } from '../operate/destinations.ts';
 import { heldWordsOf } from '../operate/explain.ts';
 import { listTasks } from '../store/queries/tasks.ts';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -57,6 +57,7 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
   const paused = await pausedRoutes(deps.store, deps.config);
   const attention = q.attention ? { heldRoutes: [...paused.sends.keys()] } : undefined;
   const list = await listTasks(deps.store.db, { states: q.state, attention, source: q.source, action: q.action, owner: q.owner, eventId: q.eventId }, pageOf(q));
+  const holding = await heldAmong(deps.store, paused, list.items);
   const keep = filterParams(q);
   const filtered = Object.keys(keep).length > 0;
   // A page link keeps the filter, the page size and the direction: only the cursor changes.
@@ -86,7 +87,7 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
             </thead>
             <tbody>
               {list.items.map((task) => {
-                const held = heldBy(task, paused);
+                const held = holding.get(task.id);
                 return (
                   <tr id={task.id}>
                     <td>

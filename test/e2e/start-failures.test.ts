@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, PG_ADMIN_URL, type TestDatabase } from '../support/engine.ts';
 import { runCli } from '../support/process.ts';
@@ -73,6 +74,23 @@ describe('a start that cannot succeed says why in one line', () => {
       expect(result.stderr).toMatch(/^DATABASE_URL is a mysql:\/\/ URL, not PostgreSQL's: write it as postgres:\/\/USER:PASSWORD@HOST:5432\/DATABASE \(or postgresql:\/\/\)\n/);
       expect(result.stdout + result.stderr).not.toContain(PASSWORD);
       expect(result.stdout).toBe('');
+    }
+  });
+
+  // A rollback to an older release while a newer one runs: the older would put its definitions back under it.
+  it('refuses a database whose functions a newer release wrote, in one line', async () => {
+    const url = withPassword(new URL(database.url!));
+    expect((await runCli(['migrate'], { DATABASE_URL: url })).code).toBe(0);
+    const sql = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      const [newer] = await sql<{ revision: number }[]>`update drizzle.oncehook_functions set revision = revision + 1
+        where name = 'oncehook_claim_tasks' returning revision`;
+      expectOneLine(
+        await runCli(['serve', '--port', '0', '--db-wait', '0'], { DATABASE_URL: url }),
+        new RegExp(`the database has revision ${newer!.revision} of oncehook_claim_tasks, and this build knows revision ${newer!.revision - 1}: a newer release migrated it`),
+      );
+    } finally {
+      await sql.end();
     }
   });
 

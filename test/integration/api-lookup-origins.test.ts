@@ -10,7 +10,8 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 /**
  * Lookup origins as a person sees them: listed with the actions whose lookups they answer, and, once paused, named
- * as what holds an unknown outcome whose next claim would ask them — by the claim's own rule (migration 0019).
+ * as what holds an unknown outcome whose next claim would ask them — by the claim's own rule
+ * (oncehook_unknown_outcome_mode).
  */
 const API = 'http://127.0.0.1:9';
 const SEARCH = 'http://127.0.0.1:10';

@@ -4,7 +4,7 @@ import type { Db } from '../../src/store/connect.ts';
 import { ATTEMPTS_BY_CLASS } from '../../src/store/queries/attempt-series.ts';
 import { listDeliveriesSql, tasksOfReceiptSql } from '../../src/store/queries/deliveries.ts';
 import { RECEIPTS_BY_DECISION } from '../../src/store/queries/delivery-series.ts';
-import { destinationUse } from '../../src/store/queries/destinations.ts';
+import { destinationUse, destinationUseSql, lookupsAskedSql } from '../../src/store/queries/destinations.ts';
 import { bucketCountSql, windowOf } from '../../src/store/queries/time-buckets.ts';
 import { purgeBatchSql, purgeHeadersSql } from '../../src/store/retention.ts';
 import { attentionSql } from '../../src/store/queries/task-filter.ts';
@@ -30,7 +30,56 @@ async function planOf(query: ReturnType<typeof sql>): Promise<string> {
   });
 }
 
+/**
+ * The claim's statement as oncehook_claim_tasks runs it, planned under the function's own settings: its body, with
+ * its arguments written in (a worker, `routes`, 64 tasks).
+ */
+async function claimPlanOf(routes: readonly object[]): Promise<string> {
+  const [claim] = await rowsOf<{ definition: string }>(
+    t.store.db,
+    sql`select pg_get_functiondef('oncehook_claim_tasks(text, jsonb, int)'::regprocedure) as definition`,
+  );
+  const { definition } = claim!;
+  const statement = definition
+    .slice(definition.indexOf('RETURN QUERY') + 'RETURN QUERY'.length, definition.lastIndexOf(';\nEND'))
+    .replace(/\bworker\b/g, "'w'")
+    .replace(/\bopen_routes\b/g, `'${JSON.stringify(routes)}'::jsonb`)
+    .replace(/\bmax_tasks\b/g, '64');
+  return t.store.db.transaction(async (tx) => {
+    await tx.execute(sql`select set_config(split_part(c, '=', 1), split_part(c, '=', 2), true)
+      from unnest((select proconfig from pg_proc where oid = 'oncehook_claim_tasks(text, jsonb, int)'::regprocedure)) c`);
+    const rows = await rowsOf<{ 'QUERY PLAN': string }>(tx, sql.raw(`explain (verbose, costs off) ${statement}`));
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
+}
+
+const rule = { keyed: true, keyRetentionMs: 60_000, lookup: true, maxAttempts: 3 };
+
 describe('query plans', () => {
+  // Every due task fetched and sorted, a claim costs what the backlog holds; walking the index, what it takes. A route
+  // whose lookup origin may be paused reads its numbers per candidate.
+  it('the claim walks tasks_due_idx in due order up to its limit, and asks an unknown outcome its rule inline', async () => {
+    const route = { source: 'shop', action: 'crm', destination: 'https://crm.example', lookupDestination: 'https://search.example', ...rule, leaseMs: 30_000 };
+    const plan = await claimPlanOf([route, { ...route, action: 'mail', lookupDestination: null, lookup: false }]);
+    const picking = plan.slice(plan.indexOf('CTE picked'), plan.indexOf('CTE claimed'));
+    expect(picking).toMatch(/Limit\n(.*\n)*\s+->  LockRows\n.*\n\s+->  Index Scan using tasks_due_idx on public\.tasks t\n/);
+    expect(picking).not.toMatch(/Sort|Seq Scan/);
+    // Inlined, the rule is an expression of the plan, not a function called for every candidate.
+    expect(plan).toContain("THEN 'lookup'::text");
+    expect(plan).not.toContain('oncehook_unknown_outcome_mode');
+  });
+
+  it("the views ask an unknown outcome's rule inline too: a lookup origin's waiting lookups, the tasks a paused one holds", async () => {
+    for (const query of [
+      destinationUseSql([{ origin: 'https://crm.example', route: 'shop:crm' }], [{ origin: 'https://search.example', route: 'shop:crm', ...rule }], []),
+      lookupsAskedSql(['t_a', 't_b'], [{ route: 'shop/crm', ...rule }]),
+    ]) {
+      const plan = (await rowsOf<{ 'QUERY PLAN': string }>(t.store.db, sql`explain (verbose, costs off) ${query}`)).map((row) => row['QUERY PLAN']).join('\n');
+      expect(plan).toContain("THEN 'lookup'::text");
+      expect(plan).not.toContain('oncehook_unknown_outcome_mode');
+    }
+  });
+
   it("a receipt's repeats are read through an index, not by scanning every receipt", async () => {
     const plan = await planOf(sql`select id from deliveries d where d.matched_delivery_id = 'r_x' order by d.seq limit 50`);
     expect(plan).toContain('deliveries_repeats_idx');
@@ -159,7 +208,7 @@ describe('query plans', () => {
       transaction: ((work: (tx: Db) => Promise<unknown>) => db.transaction((tx) => work(recording(tx) as Db))) as Db['transaction'],
     });
     const routes = [0, 1, 2, 3, 4, 5].map((i) => ({ origin: `https://o${i % 3}.example`, route: `shop:a${i}` }));
-    const lookups = [0, 1].map((i) => ({ origin: 'https://search.example', route: `shop:a${i}`, keyed: true, keyRetentionMs: 60_000, maxAttempts: 3 }));
+    const lookups = [0, 1].map((i) => ({ origin: 'https://search.example', route: `shop:a${i}`, keyed: true, keyRetentionMs: 60_000, lookup: true, maxAttempts: 3 }));
     await destinationUse(recording(t.store.db) as Db, routes, lookups, [{ origin: 'https://o0.example', perSecond: 10, burst: 10 }]);
     const [row] = await rowsOf<{ 'QUERY PLAN': unknown }>(t.store.db, sql`explain (format json) ${statements.at(-1)!}`);
     const plan = row!['QUERY PLAN'];

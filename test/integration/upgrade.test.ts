@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/store/atomic/record.ts';
-import { openStore, type Store } from '../../src/store/connect.ts';
+import { openStore, type Db, type Store } from '../../src/store/connect.ts';
 import { migrate, MIGRATIONS_FOLDER } from '../../src/store/migrate.ts';
 import { deliveryView } from '../../src/store/queries/deliveries.ts';
 import { listTasks } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
-import { freshDatabase, type TestDatabase } from '../support/engine.ts';
+import { freshDatabase, freshStore, type TestDatabase } from '../support/engine.ts';
 import { releasedUpTo } from '../support/migrations.ts';
 import { shopReceipt } from '../support/receipts.ts';
 
@@ -39,7 +39,7 @@ describe('upgrading a database that holds tasks', () => {
     database = await freshDatabase();
     store = await openStore({ databaseUrl: database.url });
     const before = releasedUpTo('0006_claim_tasks');
-    folders.push(before);
+    folders.push(before.migrationsFolder);
     // Each run says what it applied: `oncehook migrate` prints it.
     expect(await migrate(store, database.url, before)).toEqual({ applied: 7, total: 7 });
     const old = [receipt(1), receipt(2), receipt(3)];
@@ -85,7 +85,7 @@ describe('upgrading a database whose failures were replayed', () => {
     const own = await openStore({ databaseUrl: replayed.url });
     try {
       const before = releasedUpTo('0010_waiting_steps_index');
-      folders.push(before);
+      folders.push(before.migrationsFolder);
       await migrate(own, replayed.url, before);
       const [done, undone] = [receipt(11), receipt(12)];
       await recordBefore(own.db, [done, undone]);
@@ -112,4 +112,51 @@ describe('upgrading a database whose failures were replayed', () => {
       await replayed.drop();
     }
   });
+});
+
+/**
+ * The schema as the catalog describes it: every oncehook_ function as pg_get_functiondef writes it, the triggers,
+ * indexes, constraints, columns and table options.
+ */
+async function schemaOf(db: Db): Promise<string[]> {
+  const rows = await rowsOf<{ line: string }>(
+    db,
+    sql`select 'function ' || pg_get_functiondef(p.oid) as line from pg_proc p
+          where p.pronamespace = current_schema()::regnamespace and p.proname like 'oncehook\_%'
+        union all select 'trigger ' || pg_get_triggerdef(g.oid) from pg_trigger g
+          join pg_class c on c.oid = g.tgrelid where c.relnamespace = current_schema()::regnamespace and not g.tgisinternal
+        union all select 'index ' || indexdef from pg_indexes where schemaname = current_schema()
+        union all select 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) from pg_constraint
+          where connamespace = current_schema()::regnamespace
+        union all select format('column %s.%s %s %s %s %s', table_name, column_name, ordinal_position, data_type, is_nullable,
+            coalesce(column_default, '')) from information_schema.columns where table_schema = current_schema()
+        union all select format('table %s %s', relname, reloptions) from pg_class
+          where relnamespace = current_schema()::regnamespace and relkind in ('r', 'p')`,
+  );
+  return rows.map((row) => row.line).sort();
+}
+
+describe('upgrading from each earlier release', () => {
+  it('ends with the schema and functions of a database this build made new', async () => {
+    const made = await freshStore();
+    const expected = await schemaOf(made.store.db).finally(() => made.close());
+    expect(expected.filter((line) => line.startsWith('function '))).not.toHaveLength(0);
+    // The first release; the one that made the claim a function; the one that made the limited claim; the last whose
+    // migrations created the functions.
+    for (const last of ['0000_init', '0006_claim_tasks', '0013_actions_that_call_apis', '0021_record_known_deliveries']) {
+      const upgraded = await freshDatabase();
+      const own = await openStore({ databaseUrl: upgraded.url });
+      try {
+        const release = releasedUpTo(last);
+        folders.push(release.migrationsFolder);
+        await migrate(own, upgraded.url, release);
+        await migrate(own, upgraded.url);
+        expect(await schemaOf(own.db), `upgraded from ${last}`).toEqual(expected);
+      } finally {
+        await own.close();
+        await upgraded.drop();
+      }
+    }
+    // Five databases made and migrated, on a machine other test files share.
+  }, 120_000);
 });

@@ -1,17 +1,30 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MIGRATIONS_FOLDER } from '../../src/store/migrate.ts';
+import { MIGRATIONS_FOLDER, type Release } from '../../src/store/migrate.ts';
 
-/** The migrations folder as a release that stopped at migration `last` shipped it. */
-export function releasedUpTo(last: string): string {
+/**
+ * The migrations that once created the database functions, as they shipped: the functions have since moved to
+ * src/store/functions/, and these files were left with none. A database made by an earlier release ran them whole.
+ */
+const SHIPPED = JSON.parse(readFileSync(new URL('./shipped-migrations.json', import.meta.url), 'utf8')) as Record<string, string>;
+
+/** The last migration of the releases whose migrations created the functions, and that had no folder of them. */
+const LAST_WITHOUT_FUNCTIONS = '0021_record_known_deliveries';
+
+/** What a release that stopped at migration `last` migrated with: its migrations as they shipped, and no functions. */
+export function releasedUpTo(last: string): Release {
   const dir = mkdtempSync(join(tmpdir(), 'oncehook-migrations-'));
   cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
+  for (const [file, text] of Object.entries(SHIPPED)) writeFileSync(join(dir, file), text);
   const journalFile = join(dir, 'meta', '_journal.json');
   const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
   const upTo = journal.entries.findIndex((entry) => entry.tag === last);
   if (upTo < 0) throw new Error(`no migration ${last}`);
+  if (upTo > journal.entries.findIndex((entry) => entry.tag === LAST_WITHOUT_FUNCTIONS)) {
+    throw new Error(`a release after ${LAST_WITHOUT_FUNCTIONS} had database functions of its own, which this does not hold`);
+  }
   journal.entries = journal.entries.slice(0, upTo + 1);
   writeFileSync(journalFile, JSON.stringify(journal));
-  return dir;
+  return { migrationsFolder: dir, functionsFolder: null };
 }

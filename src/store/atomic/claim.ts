@@ -9,13 +9,32 @@
  */
 import { sql } from 'drizzle-orm';
 import type { DestinationLimit } from '../../config/destinations.ts';
+import type { ActionConfig } from '../../config/schema.ts';
 import type { Db } from '../connect.ts';
 import { TASKS_CHANNEL, type TaskState } from '../decisions.ts';
 import { PREPARED } from '../prepared.ts';
 import { rowsOf } from '../rows.ts';
 
+/**
+ * An action's numbers that, with a task's own counts, decide what the claim of its unknown outcome does: the
+ * database function oncehook_unknown_outcome_mode, which the claim and the views of what holds a task share.
+ */
+export interface OutcomeRule {
+  keyed: boolean;
+  keyRetentionMs: number;
+  lookup: boolean;
+  maxAttempts: number;
+}
+
+export const outcomeRuleOf = (action: ActionConfig): OutcomeRule => ({
+  keyed: action.idempotency === 'key',
+  keyRetentionMs: action.keyRetention,
+  lookup: action.lookup !== undefined,
+  maxAttempts: action.maxAttempts,
+});
+
 /** How the claim sees one configured action. Config is the routing table, so it is passed in, not stored. */
-export interface ClaimRoute {
+export interface ClaimRoute extends OutcomeRule {
   source: string;
   action: string;
   /** The downstream origin: cooldowns and pauses apply to it. */
@@ -25,10 +44,6 @@ export interface ClaimRoute {
    * while it cools down or is paused.
    */
   lookupDestination: string | null;
-  keyed: boolean;
-  keyRetentionMs: number;
-  lookup: boolean;
-  maxAttempts: number;
   leaseMs: number;
   /**
    * The states of its due tasks this claim takes (absent: pending and outcome_unknown). A pending task's claim is a
@@ -67,8 +82,8 @@ export interface ClaimedTask {
  * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is reconciled
  * by the rules of docs/forwarding.md ("Outcome unknown"), decided there in database time: send again under the
  * same key while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
- * planner settings it needs live in the database function `oncehook_claim_tasks` (migrations 0006, 0008, 0013,
- * 0015, 0019): one round trip per claim instead of a transaction's four.
+ * planner settings it needs live in the database function `oncehook_claim_tasks` (src/store/functions/): one round
+ * trip per claim instead of a transaction's four.
  */
 export async function claimTasks(
   db: Db,
@@ -91,7 +106,7 @@ export async function claimTasks(
  * Claims due tasks of actions a destination limits (config `destinations`): at most as many as every origin of the
  * group allows now — requests in progress under `maxInFlight`, tokens in the bucket of `rateLimit` — counted and
  * taken under the origins' locks, so the limits hold across every worker of every instance. The claim itself is
- * `oncehook_claim_tasks`'s; `oncehook_claim_limited` (migration 0013) wraps it.
+ * `oncehook_claim_tasks`'s; `oncehook_claim_limited` wraps it.
  */
 export async function claimLimited(
   db: Db,

@@ -118,7 +118,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
  * claims a freed slot of a `maxInFlight` origin may let go) is there to take; returns whether it did. Sent by the
  * worker whose finish freed the slot, after that finish committed: a NOTIFY in the finish's own transaction would
  * serialize every notifying commit database-wide (docs/performance.md), and the claims it wakes must see the slot
- * free anyway. The look walks tasks_due_idx as the claim does (migration 0019), and costs at most the claim it spares
+ * free anyway. The look walks tasks_due_idx as the claim does, and costs at most the claim it spares
  * every worker when nothing waits.
  */
 export async function notifyIfWaiting(db: Db, waiting: readonly string[]): Promise<boolean> {

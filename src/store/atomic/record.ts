@@ -99,10 +99,10 @@ interface RecordedRow {
  * a duplicate of the earlier receipt, as it would be of a committed one. The delivery key, the event key,
  * the tasks, the receipts and the forwarder's wake-up commit together or not at all.
  *
- * The stages run in the database function `oncehook_record_deliveries` (migration 0001, redefined in 0004, 0013, 0016,
- * 0018 and 0020), and the receipts' bytes are kept beside them by the same statement: one round trip per batch
- * instead of one per stage. Measured, the stages' round trips were the gateway's
- * largest cost — each a socket write and a parse — and a batch's latency was their sum.
+ * The stages run in the database function `oncehook_record_deliveries` (src/store/functions/), and the receipts'
+ * bytes are kept beside them by the same statement: one round trip per batch instead of one per stage. Measured,
+ * the stages' round trips were the gateway's largest cost — each a socket write and a parse — and a batch's latency
+ * was their sum.
  */
 export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]): Promise<Recorded[]> {
   if (inputs.length === 0) return [];
@@ -148,7 +148,7 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
       ...(input.known ? { known: true } : {}),
     };
   });
-  // A batch with a receipt recorded unplanned goes through the check of migration 0021; the others as before.
+  // A batch with a receipt recorded unplanned goes through oncehook_record_known_deliveries' check; the others as before.
   const record = inputs.some((input) => input.known) ? sql`oncehook_record_known_deliveries` : sql`oncehook_record_deliveries`;
   const [row] = await rowsOf<{ recorded: RecordedRow[] }>(
     db,

@@ -21,7 +21,7 @@ export async function foreignRelations(query: Query): Promise<string[]> {
        and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\\_%'
        and not exists (select 1 from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype = 'e')
        and not (n.nspname = current_schema() and c.relname in (select jsonb_array_elements_text($1::text::jsonb)))
-       and not (n.nspname = 'drizzle' and c.relname = '__drizzle_migrations')
+       and not (n.nspname = 'drizzle' and c.relname in ('__drizzle_migrations', 'oncehook_functions'))
      order by 1`,
     [JSON.stringify(OWN_TABLES)],
   );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { databaseTarget, StartFailure, starting } from '../../../src/cli/start-failure.ts';
+import { UnknownFunctionRevision } from '../../../src/store/functions.ts';
 
 describe('start-up failures', () => {
   it('shows where a PostgreSQL URL points without its user, password or options', () => {
@@ -60,6 +61,13 @@ describe('start-up failures', () => {
     });
     const failure = await starting('postgres://app:s3cret@db/x', () => Promise.reject(unresolved)).catch((error: Error) => error);
     expect(failure.message).toBe('cannot listen on nosuch.invalid: no such address — correct --host');
+  });
+
+  it("says in its own words that a newer release's functions are in the database", async () => {
+    const newer = new UnknownFunctionRevision('the database has revision 2 of oncehook_claim_tasks, and this build knows revision 1');
+    const failure = await starting('postgres://app:s3cret@db/x', () => Promise.reject(newer)).catch((error: Error) => error);
+    expect(failure).toBeInstanceOf(StartFailure);
+    expect(failure.message).toBe(newer.message);
   });
 
   it('keeps an error it does not recognise as it was, stack and all', async () => {

@@ -1,31 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { claimAsksLookup } from '../../../src/operate/destinations.ts';
 import { heldWords, originUses } from '../../../src/operate/explain.ts';
 import { destinationsView, tasksView } from '../../../src/cli/views.ts';
-
-const NOW = Date.parse('2026-01-01T12:00:00Z');
-const ago = (ms: number) => new Date(NOW - ms);
-const HOUR = 3_600_000;
-const keyed = { keyed: true, keyRetentionMs: HOUR, maxAttempts: 3 };
-const unkeyed = { ...keyed, keyed: false };
-
-// The rows of oncehook_claim_tasks's `due` CASE (migration 0019) for an unknown outcome of an action with a lookup.
-const cases: [name: string, task: Parameters<typeof claimAsksLookup>[0], claim: typeof keyed, asks: boolean][] = [
-  ['keyed, attempts left, key still kept: a resend', { attempts: 1, lookups: 0, firstAttemptAt: ago(HOUR - 1) }, keyed, false],
-  ['keyed, resend even with the lookups spent', { attempts: 1, lookups: 3, firstAttemptAt: ago(1000) }, keyed, false],
-  ['keyed, first attempt older than the key retention: a lookup', { attempts: 1, lookups: 0, firstAttemptAt: ago(HOUR) }, keyed, true],
-  ['keyed, attempts spent: a lookup', { attempts: 3, lookups: 2, firstAttemptAt: ago(1000) }, keyed, true],
-  ['keyed, never attempted: a lookup (the resend row needs a first attempt)', { attempts: 0, lookups: 0, firstAttemptAt: null }, keyed, true],
-  ['no key: a lookup', { attempts: 1, lookups: 2, firstAttemptAt: ago(1000) }, unkeyed, true],
-  ['no key, lookups spent: review', { attempts: 1, lookups: 3, firstAttemptAt: ago(1000) }, unkeyed, false],
-  ['keyed, key forgotten, lookups spent: review', { attempts: 1, lookups: 3, firstAttemptAt: ago(2 * HOUR) }, keyed, false],
-];
-
-describe('claimAsksLookup', () => {
-  it.each(cases)('%s', (_, task, claim, asks) => {
-    expect(claimAsksLookup(task, claim, NOW)).toBe(asks);
-  });
-});
 
 describe('what a held task and a lookup origin read as', () => {
   it('names the paused origin, whether the task would only ask its lookup there, and the reason', () => {
