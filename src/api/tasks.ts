@@ -15,7 +15,7 @@ import { approveTask, assignTask, cancelTask, resolveTask, type Decider, type Op
 import { OPERATOR_RULES } from '../store/operator-rules.ts';
 import type { Page } from '../store/queries/cursor.ts';
 import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
-import { predecessorOf, taskView, type TaskView } from '../store/task-view.ts';
+import { predecessorOf, taskView, type ShownTaskView } from '../store/task-view.ts';
 
 const filterFields = { state: states.optional(), source: z.string().min(1).optional(), action: z.string().min(1).optional() };
 const listQuery = z
@@ -69,7 +69,7 @@ const decide: Record<'approve' | 'retry' | 'cancel', (deps: RetryDeps, taskId: s
 export type TasksAnswer = Page<TaskRow & { heldBy: string | null; heldFor: Held['use'] | null; heldReason: string | null }>;
 
 /** What `GET /api/tasks/{id}` answers, and each decision on one task: the task, how it goes out, and its explanation. */
-export type TaskAnswer = TaskView & { request: ReturnType<typeof requestOf> } & TaskExplanation;
+export type TaskAnswer = ShownTaskView & { request: ReturnType<typeof requestOf> } & TaskExplanation;
 
 /** `/api/tasks`: lists, one task with its ledger and the decision it waits for, and a person's decisions. */
 export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<AdminEnv> {
@@ -78,7 +78,8 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
     const task = await taskView(store.db, id);
     if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
     const explained = explainTask(task, await destinationOf(store, config, task), await predecessorOf(store.db, task));
-    return { ...task, request: requestOf(config, task), ...explained };
+    const { frozenUrls: _, ...shown } = task;
+    return { ...shown, request: requestOf(config, task), ...explained };
   };
 
   app.get('/', async (c) => {

@@ -1,4 +1,8 @@
+import { filled } from '../shape/url-template.ts';
 import type { Config } from './schema.ts';
+
+/** What a URL's placeholders are filled with to read its query: a value holding it comes from the delivery. */
+const FILLED = 'oncehook-placeholder';
 
 /** Text with every secret of the config in it replaced: what may be stored, logged or shown. */
 export type Mask = (text: string) => string;
@@ -13,9 +17,9 @@ export const SHORTEST_MASKED = 6;
 
 /**
  * The values of the config that are credentials: the sources' secrets and verify tokens, the signing secrets, the
- * actions' and lookups' header values, and what a URL carries as a key — its user info and query values, and an
- * alert's path (a Slack incoming webhook's path is its key). A downstream that echoes one (`401 invalid token
- * Bearer …`) would otherwise have it stored in the ledger, logged and shown.
+ * actions' and lookups' header values, and what a URL carries as a key — its user
+ * info and query values, and an alert's path (a Slack incoming webhook's path is its key). A downstream that echoes
+ * one (`401 invalid token Bearer …`) would otherwise have it stored in the ledger, logged and shown.
  */
 export function secretValues(config: Config): string[] {
   const values: string[] = [];
@@ -54,11 +58,11 @@ function headerSecrets(headers: Readonly<Record<string, string>> | undefined): s
   return values;
 }
 
-/** A URL's user info and query values; a lookup's `{key}`, filled with the task ID, is no secret. */
+/** A URL's user info and query values; what a placeholder fills in (a task ID, a delivery's field) is no secret. */
 function urlSecrets(template: string): string[] {
-  const url = new URL(template.replaceAll('{key}', 't_0'));
+  const url = new URL(filled(template, FILLED));
   const values = [decoded(url.username), decoded(url.password)];
-  for (const [, value] of url.searchParams) if (value !== 't_0') values.push(value);
+  for (const [, value] of url.searchParams) if (!value.includes(FILLED)) values.push(value);
   return values;
 }
 

@@ -93,23 +93,3 @@ export const idempotencyHeader = headerName
   .describe('the header that carries the task ID');
 
 export const METHODS = ['POST', 'PUT', 'PATCH'] as const;
-
-function lookupUrlWorks(template: string): boolean {
-  try {
-    return /^https?:$/.test(new URL(template.replaceAll('{key}', 't_0')).protocol);
-  } catch {
-    return false;
-  }
-}
-
-export const lookupUrl = z
-  .string()
-  .includes('{key}', { message: 'a lookup URL needs the {key} placeholder' })
-  // Checked as it will be used, with a task ID in place: a URL that does not parse failed every lookup at
-  // run time, each one recorded as a worker that stopped mid-attempt.
-  .refine((template) => lookupUrlWorks(template), { message: 'not an http(s) URL once {key} is filled in' });
-
-/** A lookup URL's origin, as a task ID fills it in: what its requests count against. */
-export function lookupOrigin(template: string): string {
-  return new URL(template.replaceAll('{key}', 't_0')).origin;
-}

@@ -8,7 +8,8 @@ import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
 import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
-import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, lookupOrigin, lookupUrl, METHODS, requestHeaders } from './request.ts';
+import { templateOrigin, urlTemplateProblems } from '../shape/url-template.ts';
+import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, METHODS, requestHeaders } from './request.ts';
 
 /**
  * A key to sign or verify with. A blank one (a variable set to a space) is a key anyone can sign with. Whitespace
@@ -43,11 +44,25 @@ function named<Value extends z.ZodType>(name: z.ZodString, value: Value) {
   }, onAnyObject);
 }
 
+/** A url's placeholders, each told as a problem of the field. */
+const asTemplate = (template: string, ctx: z.RefinementCtx) => {
+  for (const problem of urlTemplateProblems(template)) ctx.addIssue({ code: 'custom', message: problem });
+};
+
+/**
+ * A lookup's URL: a template naming the task (`{key}`) or the delivery's own record (`{body:/id}`). One with no
+ * placeholder asks the same question of every task, and the first effect found would settle them all.
+ */
+const lookupUrl = z
+  .string()
+  .superRefine(asTemplate)
+  .refine((template) => /\{[^{}]*\}/.test(template), { message: 'a lookup URL needs a placeholder: {key}, the task ID, or a field like {body:/id}' });
+
 export const actionSchema = z.strictObject({
   url: z
     .url({ protocol: /^https?$/ })
-    // Only a lookup is a template: a placeholder here would be sent as written, to a URL that is not meant.
-    .refine((url) => !/\{[^}]*\}|%7B[^%]*%7D/i.test(url), { message: 'a url is not a template: only lookup takes a placeholder ({key})' }),
+    .superRefine(asTemplate)
+    .describe('where each task is sent; the path and query may name the delivery: {body:/customer/id}, {header:NAME}, {sent:/id}, {key}'),
   idempotency: z
     .enum(['key', 'none'])
     .default('none')
@@ -63,6 +78,9 @@ export const actionSchema = z.strictObject({
           .refine((found) => found !== undefined, { message: 'a lookup object needs found: the filter its JSON answer matches when the effect exists' })
           .superRefine((found, ctx) => addProblems(ctx, matcherProblems(found)))
           .describe('a filter the JSON answer matches when the effect exists'),
+        referencePointer: jsonPointerSchema
+          .optional()
+          .describe("JSON pointer into a found answer naming the effect, e.g. /results/0/id; default: the action's referencePointer"),
       }),
     ])
     .optional()
@@ -309,7 +327,7 @@ export function originsInUse(sources: Record<string, { actions: Record<string, {
   for (const source of Object.values(sources)) {
     for (const action of Object.values(source.actions)) {
       origins.add(new URL(action.url).origin);
-      if (action.lookup !== undefined) origins.add(lookupOrigin(typeof action.lookup === 'string' ? action.lookup : action.lookup.url));
+      if (action.lookup !== undefined) origins.add(templateOrigin(typeof action.lookup === 'string' ? action.lookup : action.lookup.url));
     }
   }
   return origins;

@@ -1,7 +1,7 @@
 import { sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
+import { frozenUrls, releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
 import type { AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db } from '../store/connect.ts';
 import { classifyLookup, classifySend } from './classify.ts';
@@ -40,7 +40,9 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
   }, Math.max(100, route.leaseMs / 3));
   try {
     const lookup = task.mode === 'lookup' ? route.lookup : null;
-    const outgoing = lookup === null ? sendRequest(task, route) : lookupRequest(task, route, lookup);
+    const frozen = route.frozenUrls ? await frozenUrls(db, task.id) : null;
+    const outgoing =
+      lookup === null ? sendRequest(task, route, frozen?.requestUrl) : lookupRequest(task, route, lookup, frozen?.lookupUrl);
     const started = performance.now();
     // A lookup may live on another origin than the action: the pool is the request's own.
     const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
@@ -54,7 +56,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     const verdict =
       lookup === null
         ? classifySend(exchanged, route.config.referencePointer, route.mask)
-        : classifyLookup(exchanged, route.config.referencePointer, lookup.found, route.mask);
+        : classifyLookup(exchanged, lookup.referencePointer, lookup.found, route.mask);
     const decision = decide(verdict, task, route);
     const kept = await deps.finish({
       ...decision,

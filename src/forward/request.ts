@@ -1,3 +1,4 @@
+import { withKey } from '../shape/url-template.ts';
 import type { ClaimedTask } from '../store/atomic/claim.ts';
 import type { Outgoing } from './exchange.ts';
 import type { Lookup, Route } from './routes.ts';
@@ -8,9 +9,10 @@ const USER_AGENT = 'oncehook';
  * The send of a task: its stored bytes exactly (the sender's, or what the action's transform made of them when
  * the task was created), under the task's content type, named by the task ID — the same key and the same
  * bytes on every attempt, so a downstream honouring the key makes one effect. The method and the action's
- * headers are read from the config as it is now: headers hold credentials, which are never stored.
+ * headers are read from the config as it is now: headers hold credentials, which are never stored. The URL is the
+ * one frozen with the task where its action's url names the delivery, else the config's.
  */
-export function sendRequest(task: ClaimedTask, route: Route): Outgoing {
+export function sendRequest(task: ClaimedTask, route: Route, frozenUrl: string | null = null): Outgoing {
   const { config } = route;
   const headers: Record<string, string> = {
     'user-agent': USER_AGENT,
@@ -25,7 +27,7 @@ export function sendRequest(task: ClaimedTask, route: Route): Outgoing {
   };
   return {
     method: config.method,
-    url: new URL(config.url),
+    url: new URL(withKey(frozenUrl ?? config.url, task.id)),
     headers: { ...lowerCased(headers), ...signature(route, task.id, Buffer.from(task.body)) },
     body: task.body,
     timeoutMs: config.timeoutMs,
@@ -45,7 +47,7 @@ export function headerText(value: string): string {
 }
 
 /** The lookup asking whether the task's effect exists: `{key}` is the task ID, URL-encoded. */
-export function lookupRequest(task: ClaimedTask, route: Route, lookup: Lookup): Outgoing {
+export function lookupRequest(task: ClaimedTask, route: Route, lookup: Lookup, frozenUrl: string | null = null): Outgoing {
   const headers = {
     'user-agent': USER_AGENT,
     accept: 'application/json',
@@ -55,7 +57,7 @@ export function lookupRequest(task: ClaimedTask, route: Route, lookup: Lookup): 
   };
   return {
     method: 'GET',
-    url: new URL(lookup.template.replaceAll('{key}', encodeURIComponent(task.id))),
+    url: new URL(withKey(frozenUrl ?? lookup.template, task.id)),
     headers: { ...lowerCased(headers), ...signature(route, task.id, Buffer.alloc(0)) },
     body: null,
     timeoutMs: route.config.timeoutMs,

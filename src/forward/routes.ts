@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { configMask, type Mask } from '../config/mask.ts';
-import { lookupOrigin } from '../config/request.ts';
+import { isShaped, templateOrigin } from '../shape/url-template.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
 import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
 import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
@@ -23,17 +23,21 @@ export interface Route {
   limited: boolean;
   /** Every credential of the config masked: what may be kept of the downstream's answer. */
   mask: Mask;
+  /** Its url or its lookup's names the delivery: each task's own URLs were frozen with it. */
+  frozenUrls: boolean;
 }
 
 /** An action's lookup, either form of the config read as one. */
 export interface Lookup {
-  /** The URL template: `{key}` is the task ID. */
+  /** The URL template: `{key}` is the task ID; where it names the delivery, each task's own is frozen with it. */
   template: string;
   /** Where its requests go: a destination's limits count them there. */
   destination: string;
   headers: Readonly<Record<string, string>>;
   /** The filter a 2xx answer's JSON must match for the effect to exist; absent: any 2xx says it does. */
   found?: unknown;
+  /** Where a found answer names the effect: the task's reference, as the action's is for a send's 2xx. */
+  referencePointer: string | undefined;
 }
 
 function lookupOf(config: ActionConfig): Lookup | null {
@@ -41,7 +45,8 @@ function lookupOf(config: ActionConfig): Lookup | null {
   if (lookup === undefined) return null;
   const [template, headers, found] =
     typeof lookup === 'string' ? [lookup, config.headers, undefined] : [lookup.url, lookup.headers ?? config.headers, lookup.found];
-  return { template, destination: lookupOrigin(template), headers: headers ?? {}, ...(typeof lookup === 'string' ? {} : { found }) };
+  const referencePointer = (typeof lookup === 'string' ? undefined : lookup.referencePointer) ?? config.referencePointer;
+  return { template, destination: templateOrigin(template), headers: headers ?? {}, referencePointer, ...(typeof lookup === 'string' ? {} : { found }) };
 }
 
 const routeKey = (source: string, action: string) => `${source}\0${action}`;
@@ -104,6 +109,7 @@ export class Routes {
     // One for every route: a downstream may echo any credential of the config, not only its own action's.
     const mask = configMask(config);
     for (const [source, action, actionConfig] of [...actions, ...alertActions(config, alertTimeoutMs)]) {
+      const lookup = lookupOf(actionConfig);
       this.#byKey.set(routeKey(source, action), {
         source,
         action,
@@ -112,9 +118,10 @@ export class Routes {
         leaseMs: actionConfig.timeoutMs + leaseGraceMs,
         // The config's schema has checked that it decodes.
         signer: actionConfig.signingSecret === undefined ? null : new Webhook(actionConfig.signingSecret),
-        lookup: lookupOf(actionConfig),
+        lookup,
         limited: false,
         mask,
+        frozenUrls: isShaped(actionConfig.url) || (lookup !== null && isShaped(lookup.template)),
       });
     }
     this.hasSteps = [...this.#byKey.values()].some((route) => route.config.after !== undefined);

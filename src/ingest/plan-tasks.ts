@@ -5,7 +5,8 @@ import type { NewTask } from '../store/atomic/record.ts';
 import type { SkippedAction } from '../store/schema.ts';
 import { matchFilter, type Filter } from '../shape/filter.ts';
 import { renderTaskKey } from '../shape/task-key.ts';
-import type { DeliveryContent, Transforms } from '../shape/transforms.ts';
+import type { DeliveryContent, Shaped, Transforms } from '../shape/transforms.ts';
+import { freezeUrls, type UrlInput } from '../shape/url-template.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 
 /** Why an action makes no task of this delivery (its topics, its filter), or null when it makes one. */
@@ -48,16 +49,25 @@ export async function planTasks(
   const planned = await Promise.all(
     named.tasks.map(async (task): Promise<NewTask> => {
       const shaped = await transforms.shape(sourceId, task.action, { ...content, taskId: task.id }, startBy);
-      if (shaped === null) return task;
-      if ('late' in shaped) {
+      if (shaped !== null && 'late' in shaped) {
         throw new HttpError(503, 'transform_busy', `the transforms of source "${sourceId}" are too far behind to answer in time; retry later`, {
           'retry-after': String(TRANSFORM_BUSY_RETRY_SECONDS),
         });
       }
-      return 'error' in shaped ? { ...task, state: TASK_STATES.failed, transformError: shaped.error } : { ...task, shaped };
+      if (shaped !== null && 'error' in shaped) return { ...task, state: TASK_STATES.failed, transformError: shaped.error };
+      const urls = freezeUrls(source.actions[task.action]!, urlInput(content, shaped));
+      // Kept with the delivery's bytes, as a failed transform's task is: a retry computes body and URL again.
+      if ('error' in urls) return { ...task, state: TASK_STATES.failed, requestError: urls.error };
+      return { ...task, ...(shaped === null ? {} : { shaped }), ...urls };
     }),
   );
   return { tasks: planned, skipped: named.skipped };
+}
+
+/** What a task's URL is made of: its delivery, and the body it sends (read only when the URL names a field of it). */
+function urlInput({ identity, headers }: DeliveryContent, shaped: Shaped | null): UrlInput {
+  const { eventId, deliveryId, topic, json } = identity;
+  return { eventId, deliveryId, topic, headers, body: json, sent: () => (shaped === null ? json : JSON.parse(Buffer.from(shaped.body).toString('utf8'))) };
 }
 
 /**

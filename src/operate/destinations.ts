@@ -1,6 +1,6 @@
 import { limitOf } from '../config/destinations.ts';
-import { lookupOrigin } from '../config/request.ts';
 import type { Config } from '../config/schema.ts';
+import { templateOrigin } from '../shape/url-template.ts';
 import { outcomeRuleOf, type OutcomeRule } from '../store/atomic/claim.ts';
 import type { Store } from '../store/connect.ts';
 import { queueFigures, type QueueFigures } from '../store/queries/stats.ts';
@@ -68,7 +68,7 @@ function configuredActions(config: Config) {
   return Object.entries(config.sources).flatMap(([source, sourceConfig]) =>
     Object.entries(sourceConfig.actions).map(([action, actionConfig]) => {
       const { lookup } = actionConfig;
-      const lookupAt = lookup === undefined ? null : lookupOrigin(typeof lookup === 'string' ? lookup : lookup.url);
+      const lookupAt = lookup === undefined ? null : templateOrigin(typeof lookup === 'string' ? lookup : lookup.url);
       return { source, action, config: actionConfig, origin: new URL(actionConfig.url).origin, lookupAt };
     }),
   );

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import { reshape } from '../shape/reshape.ts';
+import { refreezeUrls, reshape } from '../shape/reshape.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../ids.ts';
@@ -15,8 +15,8 @@ export interface RetryDeps {
 
 /**
  * A person's retry. A task whose transform failed was never sent and holds its delivery's bytes, not a body to
- * send: its transform is computed again first, with the action as the config has it now (fixed, most often), and
- * the retry goes only if that makes a body. If it fails again, nothing changes and the error says why.
+ * send: its transform and its URLs are computed again first, with the action as the config has it now (fixed, most
+ * often), and the retry goes only if that makes them. If it fails again, nothing changes and the error says why.
  */
 export async function retryDecision(deps: RetryDeps, taskId: string, who: Decider): Promise<OperatorOutcome> {
   const outcome = await retryTask(deps.store.db, { taskId, ...who });
@@ -28,7 +28,9 @@ export async function retryDecision(deps: RetryDeps, taskId: string, who: Decide
   if (action === undefined) return { ...outcome, transformError: `${task.source}/${task.action} is no longer a configured action` };
   const shaped = await reshape(deps.transforms, task, taskId);
   if (shaped !== null && 'error' in shaped) return { ...outcome, transformError: shaped.error };
-  return retryShaped(deps.store.db, { taskId, bodySha256: task.bodySha256, shaped, approval: action.approval === 'required', ...who });
+  const urls = refreezeUrls(action, task, shaped);
+  if ('error' in urls) return { ...outcome, transformError: urls.error };
+  return retryShaped(deps.store.db, { taskId, bodySha256: task.bodySha256, shaped, urls, approval: action.approval === 'required', ...who });
 }
 
 /**

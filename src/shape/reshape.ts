@@ -1,6 +1,7 @@
 import { parseJson } from '../../adapters/body.ts';
 import { formJson, parseForm } from '../../adapters/form.ts';
 import type { Shaped, Transforms } from './transforms.ts';
+import { freezeUrls, type FrozenUrls } from './url-template.ts';
 
 /** A task's delivery as recorded: what its transform is computed again from. */
 export interface RecordedDelivery {
@@ -34,4 +35,21 @@ function deliveryJson(source: RecordedDelivery): unknown {
 export function reshape(transforms: Transforms, source: RecordedDelivery, taskId: string): Promise<Shaped | { error: string } | null> {
   const identity = { deliveryId: source.deliveryId, eventId: source.eventId, topic: source.topic, occurredAt: null, json: deliveryJson(source) };
   return transforms.shape(source.source, source.action, { identity, headers: source.headers, taskId });
+}
+
+/** A task's URLs made again from its delivery, with the action as the config has it now, and the body it now sends. */
+export function refreezeUrls(
+  action: { url: string; lookup?: string | { url: string } | undefined },
+  source: RecordedDelivery,
+  shaped: Shaped | null,
+): FrozenUrls | { error: string } {
+  const json = deliveryJson(source);
+  return freezeUrls(action, {
+    eventId: source.eventId,
+    deliveryId: source.deliveryId,
+    topic: source.topic,
+    headers: source.headers,
+    body: json,
+    sent: () => (shaped === null ? json : JSON.parse(Buffer.from(shaped.body).toString('utf8'))),
+  });
 }

@@ -130,6 +130,14 @@ export const tasks = pgTable(
     sourceBody: bytea('source_body'),
     contentType: text('content_type'),
     bodySha256: text('body_sha256').notNull(),
+    /**
+     * Where the task is sent, computed from its delivery when it was made, where the action's `url` names a field of
+     * it: frozen with the body, so what a person approves is where it goes. `{key}` is left for the sending task's
+     * ID. Null where the action's url names nothing of the delivery: the config's is used.
+     */
+    requestUrl: text('request_url'),
+    /** The same for its lookup's URL. */
+    lookupUrl: text('lookup_url'),
     /** The sibling task that must succeed before this one is sent (an action's `after`). */
     afterTaskId: text('after_task_id'),
     /** A deliberate second effect names the task it replays. */

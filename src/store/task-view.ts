@@ -30,6 +30,8 @@ async function readTaskView(db: Db, id: string) {
       /** The start of the stored bytes, one past what is shown: enough to tell that more was left out. */
       bodyStart: sql<Uint8Array | null>`substring(${tasks.body} from 1 for ${BODY_SHOWN + 1})`,
       transformError: tasks.transformError,
+      requestUrl: tasks.requestUrl,
+      lookupUrl: tasks.lookupUrl,
       afterTaskId: tasks.afterTaskId,
       replayOf: tasks.replayOf,
       /** A replay down the task's chain (of it, or of a replay of it) that succeeded: the effect exists. */
@@ -49,7 +51,7 @@ async function readTaskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const { bodyStart, ...row } = task;
+  const { bodyStart, requestUrl, lookupUrl, ...row } = task;
   const ledger = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
   const actions = await db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id));
   const replays = await db
@@ -58,7 +60,7 @@ async function readTaskView(db: Db, id: string) {
     .where(eq(tasks.replayOf, id))
     // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
     .orderBy(asc(tasks.createdAt), asc(tasks.id));
-  return { ...row, body: shownBody(bodyStart), ledger, operatorActions: actions, replays };
+  return { ...row, body: shownBody(bodyStart), ledger, operatorActions: actions, replays, frozenUrls: { requestUrl, lookupUrl } };
 }
 
 /** How much of a task's stored bytes its view shows: a shaped API request whole, a large delivery's start. */
@@ -85,6 +87,12 @@ function shownBody(start: Uint8Array | null): { text: string; truncated: boolean
 }
 
 export type TaskView = NonNullable<Awaited<ReturnType<typeof taskView>>>;
+
+/**
+ * A task's view as it is answered: its frozen URLs only as its request shows them (task-request.ts), since a URL's
+ * query may hold a credential of the config.
+ */
+export type ShownTaskView = Omit<TaskView, 'frozenUrls'>;
 
 /** The step a pending task waits for (its action's `after`), while that one has not succeeded: what holds it. */
 export async function predecessorOf(db: Db, task: { state: string; afterTaskId: string | null }): Promise<{ id: string; state: string } | null> {

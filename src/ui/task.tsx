@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { destinationOf } from '../operate/destinations.ts';
 import { explainTask } from '../operate/explain.ts';
 import { requestOf } from '../operate/task-request.ts';
+import { isUrlError } from '../shape/url-template.ts';
 import { HttpError } from '../errors.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
 import { DecisionCards, ReadOnlyNote } from './decide-forms.tsx';
@@ -95,7 +96,7 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
           ) : null}
           {task.transformError ? (
             <>
-              <dt>Transform</dt>
+              <dt>{isUrlError(task.transformError) ? 'URL' : 'Transform'}</dt>
               <dd>
                 <span class="err">failed: {task.transformError}</span>
               </dd>

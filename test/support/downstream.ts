@@ -37,6 +37,8 @@ export interface Received {
   method: string;
   /** The scripted path; a lookup (`GET {path}/lookup`) is recorded under its path with method GET. */
   path: string;
+  /** The path and query as sent, percent-encoding kept. */
+  target: string;
   headers: Record<string, string>;
   body: Buffer;
   /** performance.now() when the request's head arrived. */
@@ -137,7 +139,7 @@ export async function startDownstream(): Promise<Downstream> {
     const steps = isLookup ? script.lookup : script.steps;
     const step = steps.shift();
     if (step === 'reset-before-read') {
-      received.push({ method: request.method ?? '', path, headers: flat(request), body: Buffer.alloc(0), at });
+      received.push({ method: request.method ?? '', path, target: request.url ?? '/', headers: flat(request), body: Buffer.alloc(0), at });
       return request.socket.destroy();
     }
     const chunks: Buffer[] = [];
@@ -145,7 +147,7 @@ export async function startDownstream(): Promise<Downstream> {
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const headers = flat(request);
-      received.push({ method: request.method ?? '', path, headers, body, at });
+      received.push({ method: request.method ?? '', path, target: request.url ?? '/', headers, body, at });
       const open: Open = { path, at, committed: false };
       opened.add(open);
       const alongside = [...opened].filter((o) => o.path === path).length;

@@ -153,7 +153,13 @@ export async function shapeSource(db: Db, taskId: string, which: 'unshaped' | 's
  */
 export async function retryShaped(
   db: Db,
-  input: { taskId: string; bodySha256: string; shaped: { body: Uint8Array; contentType: string; bodySha256: string } | null; approval: boolean } & Decider,
+  input: {
+    taskId: string;
+    bodySha256: string;
+    shaped: { body: Uint8Array; contentType: string; bodySha256: string } | null;
+    urls: { requestUrl: string | null; lookupUrl: string | null };
+    approval: boolean;
+  } & Decider,
 ): Promise<OperatorOutcome> {
   const next = input.approval ? TASK_STATES.awaitingApproval : TASK_STATES.pending;
   const bytes = input.shaped
@@ -164,7 +170,8 @@ export async function retryShaped(
     sql`
     with current as (select id, state from tasks where id = ${input.taskId} for update),
     changed as (
-      update tasks t set ${bytes} transform_error = null, last_error = null, state = ${next}, next_attempt_at = now(), updated_at = now()
+      update tasks t set ${bytes} request_url = ${input.urls.requestUrl}, lookup_url = ${input.urls.lookupUrl},
+        transform_error = null, last_error = null, state = ${next}, next_attempt_at = now(), updated_at = now()
       from current c
       where t.id = c.id and c.state = ${TASK_STATES.failed} and t.transform_error is not null and t.body_sha256 = ${input.bodySha256}
       returning t.id, t.body_sha256, c.state as was

@@ -10,6 +10,7 @@ import { DECISIONS, TASKS_CHANNEL, type Decision, type TaskState } from '../deci
 import { PREPARED } from '../prepared.ts';
 import { batchJson, rowsOf } from '../rows.ts';
 import type { SkippedAction } from '../schema.ts';
+import { URL_FAILED } from '../../shape/url-template.ts';
 
 export interface NewTask {
   id: string;
@@ -20,6 +21,11 @@ export interface NewTask {
   shaped?: { body: Uint8Array; contentType: string; bodySha256: string };
   /** Why the action's transform made nothing: the task is created failed, keeping the receipt's bytes for a retry. */
   transformError?: string;
+  /** The URLs its action's templates made of the delivery, frozen with its body (null: the config's is used). */
+  requestUrl?: string | null;
+  lookupUrl?: string | null;
+  /** Why its URL could not be made of the delivery: created failed as a failed transform's task is. */
+  requestError?: string;
 }
 
 export interface ReceiptInput {
@@ -142,6 +148,11 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
           ? { body: base64(task.shaped.body), content_type: task.shaped.contentType, body_sha256: task.shaped.bodySha256 }
           : {}),
         ...(task.transformError === undefined ? {} : { transform_error: task.transformError }),
+        ...(task.requestUrl ? { url: task.requestUrl } : {}),
+        ...(task.lookupUrl ? { lookup_url: task.lookupUrl } : {}),
+        ...(task.requestError === undefined
+          ? {}
+          : { transform_error: task.requestError, last_error: URL_FAILED.lastError(task.requestError), decision: URL_FAILED.decision }),
       })),
       skipped: input.skipped.length > 0 ? input.skipped : null,
       ...(input.handshake ? { handshake: true } : {}),

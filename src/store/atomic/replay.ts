@@ -14,15 +14,15 @@ import type { Decider, OperatorOutcome } from './operator.ts';
 const newTaskId = sql`'t_' || replace(gen_random_uuid()::text, '-', '')`;
 
 /**
- * Copies each target into a new pending task with a new ID and the same stored bytes, linked by
+ * Copies each target into a new pending task with a new ID and the same stored bytes and URLs, linked by
  * `replay_of`, and notes the decision on both tasks.
  */
 export const replayInto = (targets: ReturnType<typeof sql>, who: Decider, detail: Record<string, unknown>) => sql`
     created as (
       insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256,
-        after_task_id, replay_of)
+        after_task_id, replay_of, request_url, lookup_url)
       select ${newTaskId}, source, action, event_id, topic, delivery_id, ${TASK_STATES.pending}, body, content_type,
-        body_sha256, after_task_id, id
+        body_sha256, after_task_id, id, request_url, lookup_url
       from ${targets}
       returning id, replay_of
     ),
@@ -48,10 +48,10 @@ export interface ReplayContent {
 const replayShaped = (taskId: string, content: ReplayContent, who: Decider) => sql`
     with created as (
       insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256,
-        after_task_id, replay_of, source_body)
+        after_task_id, replay_of, source_body, request_url, lookup_url)
       select ${content.id}, source, action, event_id, topic, delivery_id, ${TASK_STATES.pending}, ${Buffer.from(content.body)},
         ${content.contentType}, ${content.bodySha256}, after_task_id, id,
-        ${content.sourceBody === null ? null : Buffer.from(content.sourceBody)}::bytea
+        ${content.sourceBody === null ? null : Buffer.from(content.sourceBody)}::bytea, request_url, lookup_url
       from tasks where id = ${taskId}
       returning id, replay_of
     ),

@@ -1,4 +1,4 @@
--- revision 1
+-- revision 2
 -- Records a batch of verified receipts (group commit) in one round trip. The stages run as separate statements, in
 -- order, inside one transaction: under READ COMMITTED each statement takes a fresh snapshot, so a key whose insert
 -- waited for a concurrent transaction is read back after that transaction committed. Each stage inserts its keys
@@ -8,7 +8,7 @@
 -- batch: a JSON array, one object per receipt in arrival order:
 --   {i, id, source, delivery_id, event_id, topic, occurred_at, headers, headers_from, content_type, body (base64),
 --    body_sha256, body_bytes, skipped, handshake, tasks: [{id, action, state, after_task_id, body, content_type,
---    body_sha256, transform_error}] (sorted by id)}
+--    body_sha256, transform_error, url, lookup_url, last_error, decision}] (sorted by id)}
 -- Returns a JSON array in the same order:
 --   {decision, receivedMs, first: {id, deliveryId, eventId, receivedMs, decision} | null, created: [{id, action, state}],
 --    existing: [{id, action, state}]}, receivedMs being the transaction's time for every receipt.
@@ -17,6 +17,10 @@
 --   before the transaction, so every attempt and every approval is of exactly those bytes. It keeps the delivery's
 --   own bytes beside them (source_body), so that a replay, a new task with a new ID, is shaped again with its own
 --   $taskId. A task whose transform failed is inserted failed, with a ledger row saying why.
+-- - A task may carry the URLs its action's url and lookup url make of the delivery (url, lookup_url), stored with its
+--   body (request_url, lookup_url), so that the request a person approves is the one sent. One whose URL could not be
+--   made (a field the delivery lacks) is inserted failed as a failed transform's is, with its own words for the last
+--   error and the ledger's decision (last_error, decision); without them, a failed transform's.
 -- - A receipt carries the actions that made no task of it (skipped: a topic or a filter that did not match), for the
 --   operator's "why no task".
 -- - A handshake (a sender checking the endpoint before it sends events: Slack's url_verification, Meta's subscription
@@ -100,30 +104,30 @@ BEGIN
       CASE WHEN t.body IS NULL THEN r.content_type ELSE t.content_type END AS content_type,
       coalesce(t.body, r.body) AS body, coalesce(t.body_sha256, r.body_sha256) AS body_sha256,
       t.body IS NOT NULL AS shaped, r.body AS source_body,
-      t.id, t.action, t.state, t.after_task_id, t.transform_error
+      t.id, t.action, t.state, t.after_task_id, t.transform_error, t.url, t.lookup_url, t.last_error, t.decision
     FROM jsonb_to_recordset(b) AS r(i int, id text, source text, event_id text, topic text, content_type text,
       body text, body_sha256 text, tasks jsonb)
     CROSS JOIN jsonb_to_recordset(r.tasks) AS t(id text, action text, state text, after_task_id text, body text,
-      content_type text, body_sha256 text, transform_error text)
+      content_type text, body_sha256 text, transform_error text, url text, lookup_url text, last_error text, decision text)
     WHERE passed_event ? r.id
   ), owned AS (
     SELECT DISTINCT ON (id) * FROM named ORDER BY id, i
   ), inserted AS (
     INSERT INTO tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256,
-      after_task_id, transform_error, last_error, source_body)
+      after_task_id, transform_error, last_error, source_body, request_url, lookup_url)
     SELECT id, source, action, event_id, topic, receipt, state, decode(body, 'base64'), content_type, body_sha256,
-      after_task_id, transform_error, 'the transform failed: ' || transform_error,
-      CASE WHEN shaped THEN decode(source_body, 'base64') END
+      after_task_id, transform_error, coalesce(last_error, 'the transform failed: ' || transform_error),
+      CASE WHEN shaped THEN decode(source_body, 'base64') END, url, lookup_url
     FROM owned ORDER BY id COLLATE "C"
     ON CONFLICT DO NOTHING
     RETURNING id, action, state, delivery_id, transform_error
   ), transform_ledger AS (
     -- A task whose transform failed has nothing to send: its ledger says so, in the transaction that made it.
     INSERT INTO attempts (task_id, number, kind, finished_at, class, error, decision)
-    SELECT id, 0, 'transform', now(), 'transform_failed', transform_error,
-      'failed: the transform made no body, and nothing was sent; fix the action''s transform, then retry'
-    FROM inserted WHERE transform_error IS NOT NULL
-    ORDER BY id COLLATE "C"
+    SELECT i.id, 0, 'transform', now(), 'transform_failed', i.transform_error,
+      coalesce(o.decision, 'failed: the transform made no body, and nothing was sent; fix the action''s transform, then retry')
+    FROM inserted i JOIN owned o ON o.id = i.id WHERE i.transform_error IS NOT NULL
+    ORDER BY i.id COLLATE "C"
   )
   SELECT coalesce(jsonb_object_agg(receipt, by_id), '{}') INTO created
   FROM (

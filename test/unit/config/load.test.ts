@@ -344,20 +344,43 @@ describe('config', () => {
     for (const lookup of ['127.0.0.1:9090/mail?key={key}', 'htp:/127.0.0.1/x?key={key}', 'ftp://x.example/{key}']) {
       const config = structuredClone(valid) as any;
       config.sources.shop.actions.crm.lookup = lookup;
-      expect(problems(config, { SHOP_SECRET: 'x' }), lookup).toEqual(['sources.shop.actions.crm.lookup: not an http(s) URL once {key} is filled in']);
+      expect(problems(config, { SHOP_SECRET: 'x' }), lookup).toEqual(['sources.shop.actions.crm.lookup: not an http(s) URL once its placeholders are filled in']);
     }
     const config = structuredClone(valid) as any;
     config.sources.shop.actions.crm.lookup = 'https://crm.example/effects?key={key}';
     expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
   });
 
-  it('refuses a topic with spaces around it and a placeholder in a url, which would never work as meant', () => {
+  it('refuses a topic with spaces around it and a url placeholder that is not one, which would never work as meant', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.actions.crm.topics = ['orders/create '];
-    config.sources.shop.actions.crm.url = 'https://crm.example/orders/{eventId}';
+    config.sources.shop.actions.crm.url = 'https://crm.example/orders/{eventID}';
     expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'sources.shop.actions.crm.url: a url is not a template: only lookup takes a placeholder ({key})',
+      'sources.shop.actions.crm.url: {eventID}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {key}, {header:NAME}, {body:/pointer} or {sent:/pointer}',
       "sources.shop.actions.crm.topics[0]: spaces around a topic: it would never match a delivery's topic",
+    ]);
+  });
+
+  it('takes placeholders in the path and query of a url and a lookup, and refuses one before the path', () => {
+    const config = structuredClone(valid) as any;
+    const crm = config.sources.shop.actions.crm;
+    crm.url = 'https://crm.example/contacts/{body:/customer/id}?by={header:x-shop}&order={sent:/order}&task={key}';
+    crm.method = 'PATCH';
+    crm.lookup = { url: 'https://crm.example/tasks?external_id={body:/id}', found: { total: { $gt: 0 } }, referencePointer: '/results/0/id' };
+    expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
+    for (const url of ['https://{body:/host}/contacts', 'https://crm.example{body:/path}', 'https://crm.{topic}.example/x', 'http://crm.example:{body:/port}/x']) {
+      crm.url = url;
+      crm.lookup = url.replace('/x', '/{key}');
+      const said = problems(config, { SHOP_SECRET: 'x' });
+      expect(said, url).toContain(
+        'sources.shop.actions.crm.url: a placeholder before the path: the scheme, host and port are always written out, so no delivery can choose where the request goes',
+      );
+      expect(said.some((problem) => problem.startsWith('sources.shop.actions.crm.lookup: a placeholder before the path')), url).toBe(true);
+    }
+    crm.url = 'https://crm.example/x';
+    crm.lookup = { url: 'https://crm.example/tasks?all=1', found: {} };
+    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
+      'sources.shop.actions.crm.lookup.url: a lookup URL needs a placeholder: {key}, the task ID, or a field like {body:/id}',
     ]);
   });
 
