@@ -108,7 +108,7 @@ function valueOf(part: string, input: UrlInput): string | { missing: string } {
     return { missing: `is a number JSON cannot carry exactly in ${where}` };
   }
   if (typeof found === 'number') return String(found);
-  if (typeof found === 'string') return text(found, `value at ${part.slice('body:'.length)} in ${where}`);
+  if (typeof found === 'string') return found === '' ? { missing: `is an empty string in ${where}` } : found;
   if (found === undefined) return { missing: `is missing: ${where} has nothing there` };
   return { missing: `is ${jsonKind(found)} in ${where}, not a string or a number` };
 }
