@@ -17,7 +17,7 @@ export const SHORTEST_MASKED = 6;
 
 /**
  * The values of the config that are credentials: the sources' secrets and verify tokens, the signing secrets, the
- * actions' and lookups' header values, and what a URL carries as a key — its user
+ * OAuth 2.0 client secrets, the actions' and lookups' header values, and what a URL carries as a key — its user
  * info and query values, and an alert's path (a Slack incoming webhook's path is its key). A downstream that echoes
  * one (`401 invalid token Bearer …`) would otherwise have it stored in the ledger, logged and shown.
  */
@@ -28,6 +28,7 @@ export function secretValues(config: Config): string[] {
     if (source.verifyToken !== undefined) values.push(source.verifyToken);
     for (const action of Object.values(source.actions)) {
       if (action.signingSecret !== undefined) values.push(action.signingSecret);
+      if (action.auth !== undefined) values.push(action.auth.oauth2.clientSecret);
       values.push(...headerSecrets(action.headers), ...urlSecrets(action.url));
       if (typeof action.lookup === 'string') values.push(...urlSecrets(action.lookup));
       else if (action.lookup !== undefined) values.push(...urlSecrets(action.lookup.url), ...headerSecrets(action.lookup.headers));

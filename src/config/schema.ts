@@ -58,6 +58,23 @@ const lookupUrl = z
   .superRefine(asTemplate)
   .refine((template) => /\{[^{}]*\}/.test(template), { message: 'a lookup URL needs a placeholder: {key}, the task ID, or a field like {body:/id}' });
 
+/**
+ * The client-credentials grant (RFC 6749 §4.4) of an action that calls an API with expiring tokens. The secret is
+ * a credential as `headers` values are: no message quotes it, and the mask hides it wherever an answer echoes it.
+ */
+const oauth2Schema = z.strictObject({
+  tokenUrl: z.url({ protocol: /^https?$/ }).describe('the authorization server\'s token endpoint'),
+  clientId: z.string().min(1),
+  clientSecret: secret.describe('use ${NAME}'),
+  scope: z.string().min(1).optional().describe('space-separated scopes asked for'),
+  audience: z.string().min(1).optional().describe('the API the token is for, where the server asks for one (Auth0, Okta)'),
+  clientAuth: z
+    .enum(['basic', 'body'])
+    .default('basic')
+    .describe('"basic": client ID and secret in an Authorization: Basic header; "body": in the form, for servers that take only that'),
+});
+export type OAuth2Config = z.output<typeof oauth2Schema>;
+
 export const actionSchema = z.strictObject({
   url: z
     .url({ protocol: /^https?$/ })
@@ -118,6 +135,10 @@ export const actionSchema = z.strictObject({
     .optional()
     .describe('which deliveries make a task: {"body": M, "headers": M, "topic": M}'),
   headers: requestHeaders.optional().describe('sent with every attempt and lookup; values are secrets: use ${NAME}'),
+  auth: z
+    .strictObject({ oauth2: oauth2Schema })
+    .optional()
+    .describe('OAuth 2.0 client credentials: a token fetched, cached and sent as Authorization: Bearer with every attempt and lookup'),
   idempotencyHeader,
   referencePointer: jsonPointerSchema.optional().describe('JSON pointer into a 2xx response naming the created thing'),
   backoff: z
@@ -152,6 +173,11 @@ function checkRequestHeaders(action: Partial<Record<keyof ActionConfig, unknown>
     if (typeof headers !== 'object' || headers === null) continue;
     for (const { name, message } of headerNameProblems(headers as Record<string, string>, rules)) {
       ctx.addIssue({ code: 'custom', path: [...path, name], message });
+    }
+    // The token would go out beside the header, or in its place: either way one of the two is not what is meant.
+    if (action.auth === undefined) continue;
+    for (const name of Object.keys(headers)) {
+      if (name.toLowerCase() === 'authorization') ctx.addIssue({ code: 'custom', path: [...path, name], message: 'auth.oauth2 sends the Authorization header: remove this one' });
     }
   }
 }

@@ -4,9 +4,10 @@ import type { Metrics } from '../metrics.ts';
 import { frozenUrls, releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
 import type { AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db } from '../store/connect.ts';
-import { classifyLookup, classifySend } from './classify.ts';
-import { decide } from './decide.ts';
+import { classifyLookup, classifySend, OUTCOME_CLASSES, type Verdict } from './classify.ts';
+import { decide, withoutToken, type Decision } from './decide.ts';
 import { exchange } from './exchange.ts';
+import type { Tokens } from './oauth2.ts';
 import type { Pools } from './pools.ts';
 import { lookupRequest, sendRequest } from './request.ts';
 import type { Route } from './routes.ts';
@@ -23,6 +24,8 @@ export interface AttemptDeps {
   answered?: () => void;
   /** Aborted when a stopping worker's deadline passes: the attempt is cut short and handed back. */
   release?: AbortSignal;
+  /** The OAuth 2.0 tokens of the actions with `auth.oauth2`, shared by every attempt of this worker. */
+  tokens: Tokens;
 }
 
 /**
@@ -44,6 +47,13 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     const outgoing =
       lookup === null ? sendRequest(task, route, frozen?.requestUrl) : lookupRequest(task, route, lookup, frozen?.lookupUrl);
     const started = performance.now();
+    const auth = route.oauth2 === null ? null : await deps.tokens.token(route.key, route.oauth2, route.config.timeoutMs);
+    if (auth !== null && !('token' in auth)) {
+      deps.answered?.();
+      const { verdict, decision } = withoutToken(auth, task, route);
+      return await record(task, route, deps, { verdict, decision, durationMs: performance.now() - started, requestSha256: null });
+    }
+    if (auth !== null) outgoing.headers.authorization = `Bearer ${auth.token}`;
     // A lookup may live on another origin than the action: the pool is the request's own.
     const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
     const durationMs = performance.now() - started;
@@ -53,41 +63,65 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
       logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
       return;
     }
-    const verdict =
+    const mask = auth === null ? route.mask : (text: string) => deps.tokens.mask(route.mask(text));
+    let verdict =
       lookup === null
-        ? classifySend(exchanged, route.config.referencePointer, route.mask)
-        : classifyLookup(exchanged, lookup.referencePointer, lookup.found, route.mask);
-    const decision = decide(verdict, task, route);
-    const kept = await deps.finish({
-      ...decision,
-      taskId: task.id,
-      attemptId: task.attemptId!,
-      owner,
-      durationMs,
-      class: verdict.class,
-      requestSha256: outgoing.body === null ? null : sha256Hex(outgoing.body),
-    });
-    deps.metrics.forwardAttempts.inc({ source: task.source, action: task.action, class: verdict.class });
-    deps.metrics.forwardSeconds.observe({ source: task.source, action: task.action, kind: task.mode }, durationMs / 1000);
-    if (kept) deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: decision.state });
-    logger.info(
-      {
-        task: task.id,
-        source: task.source,
-        action: task.action,
-        kind: task.mode,
-        attempt: task.attempts,
-        class: verdict.class,
-        status: verdict.status,
-        next: decision.state,
-        // Why it did not succeed (a refused connection, the downstream's answer), as the ledger keeps it.
-        error: decision.error ?? undefined,
-      },
-      decision.decision,
-    );
+        ? classifySend(exchanged, route.config.referencePointer, mask)
+        : classifyLookup(exchanged, lookup.referencePointer, lookup.found, mask);
+    if (auth !== null) verdict = withTokenAnswered(verdict, route, deps, auth.token);
+    const requestSha256 = outgoing.body === null ? null : sha256Hex(outgoing.body);
+    await record(task, route, deps, { verdict, decision: decide(verdict, task, route), durationMs, requestSha256 });
   } catch (error) {
     logger.error({ err: error, task: task.id }, 'attempt could not be recorded; its lease will expire and it will be reconciled');
   } finally {
     clearInterval(renewal);
   }
+}
+
+/**
+ * What a 401 says under `auth.oauth2`: the first to a token is taken for a token the API no longer honours (revoked,
+ * expired early), so the request counts as not sent and the next one fetches a new token; a 401 to that one is the
+ * API refusing the client, classified as any 401.
+ */
+function withTokenAnswered(verdict: Verdict, route: Route, deps: AttemptDeps, token: string): Verdict {
+  if (verdict.class === OUTCOME_CLASSES.success || verdict.class === OUTCOME_CLASSES.found) deps.tokens.accepted(route.key, token);
+  if (verdict.status !== 401 || !('error' in verdict) || !deps.tokens.refused(route.key, token)) return verdict;
+  return { class: OUTCOME_CLASSES.notSent, status: 401, error: `not sent: ${verdict.error}; the next attempt fetches a new token` };
+}
+
+/** Records how an attempt ended: its ledger row and the task's next state, a metric and a log line. */
+async function record(
+  task: ClaimedTask,
+  route: Route,
+  deps: AttemptDeps,
+  ended: { verdict: Verdict; decision: Decision; durationMs: number; requestSha256: string | null },
+): Promise<void> {
+  const { verdict, decision, durationMs } = ended;
+  const kept = await deps.finish({
+    ...decision,
+    taskId: task.id,
+    attemptId: task.attemptId!,
+    owner: deps.owner,
+    durationMs,
+    class: verdict.class,
+    requestSha256: ended.requestSha256,
+  });
+  deps.metrics.forwardAttempts.inc({ source: task.source, action: task.action, class: verdict.class });
+  deps.metrics.forwardSeconds.observe({ source: task.source, action: task.action, kind: task.mode }, durationMs / 1000);
+  if (kept) deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: decision.state });
+  deps.logger.info(
+    {
+      task: task.id,
+      source: task.source,
+      action: task.action,
+      kind: task.mode,
+      attempt: task.attempts,
+      class: verdict.class,
+      status: verdict.status,
+      next: decision.state,
+      // Why it did not succeed (a refused connection, the downstream's answer), as the ledger keeps it.
+      error: decision.error ?? undefined,
+    },
+    decision.decision,
+  );
 }

@@ -100,6 +100,37 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
 }
 
 /**
+ * A request that went nowhere for want of a token (`auth.oauth2`): nothing was sent. A token endpoint that could not
+ * be asked, or was overloaded, holds the task as a refused connection does: tried again with backoff. One that
+ * refuses the client pauses the origin the request was for until a person resumes it, since every request of the
+ * action would meet the same refusal; the task waits there in the state it was claimed from.
+ */
+export function withoutToken(
+  outcome: { unreachable: string } | { refused: string },
+  task: ClaimedTask,
+  route: Route,
+): { verdict: Verdict; decision: Decision } {
+  if ('unreachable' in outcome) {
+    const verdict: Verdict = { class: OUTCOME_CLASSES.notSent, status: null, error: `not sent: ${outcome.unreachable}` };
+    return { verdict, decision: decide(verdict, task, route) };
+  }
+  const verdict: Verdict = { class: OUTCOME_CLASSES.notSent, status: null, error: `not sent: ${outcome.refused}` };
+  const lookup = task.mode === CLAIM_MODES.lookup;
+  const decision: Decision = {
+    status: null,
+    reference: null,
+    notBefore: null,
+    delayMs: backoffMs(lookup ? task.lookups : task.attempts, route.config.backoff),
+    state: task.priorState,
+    error: verdict.error,
+    destination: { origin: lookup && route.lookup !== null ? route.lookup.destination : route.destination, pause: outcome.refused },
+    decision: 'wait: the token endpoint refused the client, and the destination is paused until a person resumes it',
+    ...(lookup ? { lookupNotCounted: true } : {}),
+  };
+  return { verdict, decision };
+}
+
+/**
  * A lookup answered for its origin, not for the effect: 429 or 503 cool the lookup's origin as a send's answer
  * cools the action's, 401 or 403 pause it, whichever origin the action sends to. The task stays
  * `outcome_unknown` — the effect may exist, so never `failed` — and the claim asks no lookup there until the

@@ -14,6 +14,7 @@ import { TASK_STATES, TASKS_CHANNEL } from '../store/decisions.ts';
 import { GroupCommit } from '../store/group-commit.ts';
 import { onLane, type Stall } from '../store/lane.ts';
 import { runAttempt } from './attempt.ts';
+import { Tokens } from './oauth2.ts';
 import { Pools } from './pools.ts';
 import { Routes, type Route } from './routes.ts';
 import { SlotNotices } from './slot-notices.ts';
@@ -69,6 +70,7 @@ export class Forwarder {
   readonly #options: ForwarderOptions;
   readonly #routes: Routes;
   readonly #pools: Pools;
+  readonly #tokens: Tokens;
   readonly #finishes: GroupCommit<AttemptFinish, boolean>;
   /** The queue's statements (claims, reclaims, the next due time) on a connection the worker may abandon. */
   readonly #queueLane: WriteLane;
@@ -109,6 +111,7 @@ export class Forwarder {
     this.#options = { ...FORWARDER_DEFAULTS, ...options };
     this.#routes = new Routes(deps.config, this.#options.leaseGraceMs, this.#options.alertTimeoutMs);
     this.#pools = new Pools(this.#options.concurrency);
+    this.#tokens = new Tokens(this.#pools);
     // A connection gone silent would stop forwarding until TCP gives up (see WriteLane): the queue's statements
     // and the finishes each run on a lane of their own, abandoned after `limits.writeStallMs` without an answer.
     const stallMs = deps.config.limits.writeStallMs;
@@ -333,7 +336,17 @@ export class Forwarder {
       // answer was most of PGlite's time.
       const mayLetGo = route.limited || task.source === ALERTS_SOURCE;
       const finish = mayLetGo ? this.#lettingGo(task, route) : this.#finish;
-      const deps = { db: store.db, pools: this.#pools, owner: this.#owner, finish, answered: freeSlot, logger, metrics, release: this.#release.signal };
+      const deps = {
+        db: store.db,
+        pools: this.#pools,
+        tokens: this.#tokens,
+        owner: this.#owner,
+        finish,
+        answered: freeSlot,
+        logger,
+        metrics,
+        release: this.#release.signal,
+      };
       const running: Promise<void> = runAttempt(task, route, deps).finally(() => {
         this.#inFlight.delete(running);
         freeSlot();

@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { configMask, type Mask } from '../config/mask.ts';
 import { isShaped, templateOrigin } from '../shape/url-template.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
-import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
+import { actionSchema, type ActionConfig, type Config, type OAuth2Config } from '../config/schema.ts';
 import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import { outcomeRuleOf, type ClaimRoute } from '../store/atomic/claim.ts';
 
@@ -10,6 +10,10 @@ import { outcomeRuleOf, type ClaimRoute } from '../store/atomic/claim.ts';
 export interface Route {
   source: string;
   action: string;
+  /** The action's name among every route's, for what is kept per action (its OAuth 2.0 token). */
+  key: string;
+  /** The action's `auth.oauth2`, or null: a token is fetched and sent with every attempt and lookup. */
+  oauth2: OAuth2Config | null;
   config: ActionConfig;
   /** The action URL's origin: the pool, the cooldown and the pause belong to it. */
   destination: string;
@@ -113,6 +117,8 @@ export class Routes {
       this.#byKey.set(routeKey(source, action), {
         source,
         action,
+        key: routeKey(source, action),
+        oauth2: actionConfig.auth?.oauth2 ?? null,
         config: actionConfig,
         destination: new URL(actionConfig.url).origin,
         leaseMs: actionConfig.timeoutMs + leaseGraceMs,

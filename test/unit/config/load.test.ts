@@ -520,6 +520,26 @@ describe('config', () => {
     expect(at('fine')).toEqual([]);
   });
 
+  it('takes auth.oauth2 with its defaults, and refuses an Authorization header beside it without quoting the secret', () => {
+    const config = structuredClone(valid) as any;
+    config.sources.shop.actions.crm.auth = { oauth2: { tokenUrl: 'https://login.crm.example/oauth/token', clientId: 'oncehook', clientSecret: '${CRM_SECRET}' } };
+    const { config: parsed } = parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x', CRM_SECRET: 'cs-1f2e3d' });
+    expect(parsed.sources.shop!.actions.crm!.auth).toEqual({
+      oauth2: { tokenUrl: 'https://login.crm.example/oauth/token', clientId: 'oncehook', clientSecret: 'cs-1f2e3d', clientAuth: 'basic' },
+    });
+    config.sources.shop.actions.crm.headers = { Authorization: 'Bearer static' };
+    config.sources.shop.actions.crm.lookup = { url: 'https://crm.example/t?id={key}', headers: { authorization: 'Bearer static' }, found: {} };
+    config.sources.shop.actions.crm.auth.oauth2.clientAuth = 'header';
+    const said = problems(config, { SHOP_SECRET: 'x', CRM_SECRET: ' cs-1f2e3d' });
+    expect(said).toEqual([
+      'sources.shop.actions.crm.auth.oauth2.clientSecret: starts or ends with whitespace (a pasted line break?), which the key would keep: remove it',
+      'sources.shop.actions.crm.auth.oauth2.clientAuth: Invalid option: expected one of "basic"|"body"',
+      'sources.shop.actions.crm.headers.Authorization: auth.oauth2 sends the Authorization header: remove this one',
+      'sources.shop.actions.crm.lookup.headers.authorization: auth.oauth2 sends the Authorization header: remove this one',
+    ]);
+    expect(said.join('\n')).not.toContain('cs-1f2e3d');
+  });
+
   // Both spellings went through, and the one written last in the file replaced the other on the wire: which token
   // an API received depended on the order of two keys nobody sees as two.
   it('refuses a header given twice in different cases, in an action and in its lookup', () => {
