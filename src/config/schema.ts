@@ -8,20 +8,11 @@ import { compileTransform } from '../shape/transform.ts';
 import { duration } from './duration.ts';
 import { alertSchema } from './alerts.ts';
 import { destinationSchema, originProblem } from './destinations.ts';
-import { templateOrigin, urlTemplateProblems } from '../shape/url-template.ts';
+import { templateOrigin } from '../shape/url-template.ts';
+import { oauth2Schema } from './auth.ts';
+import { secret, wellFormed } from './secret.ts';
+import { asTemplate, lookupUrl } from './urls.ts';
 import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, METHODS, requestHeaders } from './request.ts';
-
-/**
- * A key to sign or verify with. A blank one (a variable set to a space) is a key anyone can sign with. Whitespace
- * around one (a pasted line break, a file read with its newline) is refused, not trimmed: it is almost never part
- * of the sender's secret, yet kept it fails every delivery with 401, and trimmed it would break the rare secret
- * that does hold it. Neither message holds the value.
- */
-const secret = z
-  .string()
-  .refine((value) => value.trim() !== '', { message: 'a secret cannot be empty or only whitespace: anyone could sign with it', abort: true })
-  .regex(/^\S(?:[\s\S]*\S)?$/, 'starts or ends with whitespace (a pasted line break?), which the key would keep: remove it');
-const wellFormed = (value: string) => secret.safeParse(value).success;
 
 const actionId = z
   .string()
@@ -43,37 +34,6 @@ function named<Value extends z.ZodType>(name: z.ZodString, value: Value) {
     }
   }, onAnyObject);
 }
-
-/** A url's placeholders, each told as a problem of the field. */
-const asTemplate = (template: string, ctx: z.RefinementCtx) => {
-  for (const problem of urlTemplateProblems(template)) ctx.addIssue({ code: 'custom', message: problem });
-};
-
-/**
- * A lookup's URL: a template naming the task (`{key}`) or the delivery's own record (`{body:/id}`). One with no
- * placeholder asks the same question of every task, and the first effect found would settle them all.
- */
-const lookupUrl = z
-  .string()
-  .superRefine(asTemplate)
-  .refine((template) => /\{[^{}]*\}/.test(template), { message: 'a lookup URL needs a placeholder: {key}, the task ID, or a field like {body:/id}' });
-
-/**
- * The client-credentials grant (RFC 6749 §4.4) of an action that calls an API with expiring tokens. The secret is
- * a credential as `headers` values are: no message quotes it, and the mask hides it wherever an answer echoes it.
- */
-const oauth2Schema = z.strictObject({
-  tokenUrl: z.url({ protocol: /^https?$/ }).describe('the authorization server\'s token endpoint'),
-  clientId: z.string().min(1),
-  clientSecret: secret.describe('use ${NAME}'),
-  scope: z.string().min(1).optional().describe('space-separated scopes asked for'),
-  audience: z.string().min(1).optional().describe('the API the token is for, where the server asks for one (Auth0, Okta)'),
-  clientAuth: z
-    .enum(['basic', 'body'])
-    .default('basic')
-    .describe('"basic": client ID and secret in an Authorization: Basic header; "body": in the form, for servers that take only that'),
-});
-export type OAuth2Config = z.output<typeof oauth2Schema>;
 
 export const actionSchema = z.strictObject({
   url: z

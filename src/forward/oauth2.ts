@@ -9,7 +9,7 @@
 import * as oauth from 'oauth4webapi';
 import { fetch } from 'undici';
 import { maskOf, type Mask } from '../config/mask.ts';
-import type { OAuth2Config } from '../config/schema.ts';
+import type { OAuth2Config } from '../config/auth.ts';
 import type { Pools } from './pools.ts';
 
 /**

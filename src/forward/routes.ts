@@ -2,7 +2,8 @@ import { Webhook } from 'standardwebhooks';
 import { configMask, type Mask } from '../config/mask.ts';
 import { isShaped, templateOrigin } from '../shape/url-template.ts';
 import { limitOf, type DestinationLimit } from '../config/destinations.ts';
-import { actionSchema, type ActionConfig, type Config, type OAuth2Config } from '../config/schema.ts';
+import type { OAuth2Config } from '../config/auth.ts';
+import { actionSchema, type ActionConfig, type Config } from '../config/schema.ts';
 import { ALERTS_SOURCE } from '../store/atomic/alerts.ts';
 import { outcomeRuleOf, type ClaimRoute } from '../store/atomic/claim.ts';
 
