@@ -110,6 +110,7 @@ export function taskView(task: Task): string {
       ['body', task.bodyPurged ? `${PURGED}: it cannot be sent again` : `stored, ${task.bodyBytes} bytes, sha256 ${task.bodySha256}`],
       ['transform error', task.transformError],
       ['request', task.request ? `${task.request.method} ${task.request.url}` : null],
+      ...(task.request?.lookupUrl ? [['lookup', `GET ${task.request.lookupUrl}`] as [string, string]] : []),
       ['headers', task.request && task.request.headers.length > 0 ? `${task.request.headers.join(', ')} (values not shown)` : null],
       ['replay of', task.replayOf],
       ['replays', task.replays.map((r) => r.id).join(', ') || null],

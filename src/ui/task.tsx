@@ -92,6 +92,14 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
                 </code>
                 {request.headers.length > 0 ? <span class="muted"> · headers {request.headers.join(', ')} (values not shown)</span> : null}
               </dd>
+              {request.lookupUrl ? (
+                <>
+                  <dt>Lookup</dt>
+                  <dd>
+                    <code>GET {request.lookupUrl}</code>
+                  </dd>
+                </>
+              ) : null}
             </>
           ) : null}
           {task.transformError ? (
