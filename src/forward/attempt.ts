@@ -50,6 +50,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     const auth = route.oauth2 === null ? null : await deps.tokens.token(route.key, route.oauth2, route.config.timeoutMs);
     if (auth !== null && !('token' in auth)) {
       deps.answered?.();
+      if (deps.release?.aborted) return await handBack(task, deps);
       const { verdict, decision } = withoutToken(auth, task, route);
       return await record(task, route, deps, { verdict, decision, durationMs: performance.now() - started, requestSha256: null });
     }
@@ -58,11 +59,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
     const durationMs = performance.now() - started;
     deps.answered?.();
-    if (deps.release?.aborted && exchanged.kind === 'failure' && !exchanged.written) {
-      const released = await releaseUnsent(db, { taskId: task.id, attemptId: task.attemptId!, owner, mode: task.mode, priorState: task.priorState });
-      logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
-      return;
-    }
+    if (deps.release?.aborted && exchanged.kind === 'failure' && !exchanged.written) return await handBack(task, deps);
     const mask = auth === null ? route.mask : (text: string) => deps.tokens.mask(route.mask(text));
     let verdict =
       lookup === null
@@ -76,6 +73,12 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
   } finally {
     clearInterval(renewal);
   }
+}
+
+/** A stopping worker's claim that was never sent goes back as it was claimed. */
+async function handBack(task: ClaimedTask, deps: AttemptDeps): Promise<void> {
+  const released = await releaseUnsent(deps.db, { taskId: task.id, attemptId: task.attemptId!, owner: deps.owner, mode: task.mode, priorState: task.priorState });
+  deps.logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
 }
 
 /**

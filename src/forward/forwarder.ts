@@ -111,7 +111,6 @@ export class Forwarder {
     this.#options = { ...FORWARDER_DEFAULTS, ...options };
     this.#routes = new Routes(deps.config, this.#options.leaseGraceMs, this.#options.alertTimeoutMs);
     this.#pools = new Pools(this.#options.concurrency);
-    this.#tokens = new Tokens(this.#pools);
     // A connection gone silent would stop forwarding until TCP gives up (see WriteLane): the queue's statements
     // and the finishes each run on a lane of their own, abandoned after `limits.writeStallMs` without an answer.
     const stallMs = deps.config.limits.writeStallMs;
@@ -131,6 +130,7 @@ export class Forwarder {
     this.#finishes = new GroupCommit(deps.store.lane(), finishAttempts, { maxBatch: FINISHES_PER_BATCH, stall: this.#stall });
     // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
     setMaxListeners(0, this.#release.signal);
+    this.#tokens = new Tokens(this.#pools, this.#release.signal);
     // Embedded PGlite has one process (its data directory's lock), so one worker: its own finish wakes it (#run).
     this.#slotNotices = deps.store.kind === 'postgres' ? new SlotNotices(deps.store.db, this.#routes) : null;
   }

@@ -36,6 +36,8 @@ const TRY_LATER = (status: number) => status >= 500 || status === 408 || status 
 
 export class Tokens {
   readonly #pools: Pools;
+  /** A stopping worker's: a token request still out is cut short, as a request to a downstream is. */
+  readonly #release: AbortSignal | undefined;
   readonly #held = new Map<string, Held>();
   readonly #fetching = new Map<string, Promise<TokenOutcome>>();
   /** The next fetch of an action replaces a token its API refused. */
@@ -43,8 +45,9 @@ export class Tokens {
   readonly #seen: string[] = [];
   #mask: Mask = (text) => text;
 
-  constructor(pools: Pools) {
+  constructor(pools: Pools, release?: AbortSignal) {
     this.#pools = pools;
+    this.#release = release;
   }
 
   /**
@@ -103,7 +106,7 @@ export class Tokens {
         [oauth.customFetch]: (url, init) => fetch(url, { ...init, dispatcher: pool }) as unknown as Promise<Response>,
         // An http:// token URL is the config's choice, as an http:// action URL is.
         [oauth.allowInsecureRequests]: tokenUrl.protocol === 'http:',
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: this.#release ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#release]) : AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       return { unreachable: `the token endpoint could not be reached: ${causeOf(error)}` };
