@@ -18,20 +18,31 @@ const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;
 export function taskKeyProblems(template: string): string[] {
   const problems: string[] = [];
   for (const [, inside] of template.matchAll(/\{([^}]*)\}/g)) {
-    const part = inside!;
-    if (part.startsWith('header:')) {
-      if (!HEADER_NAME.test(part.slice('header:'.length))) problems.push(`{${part}}: not a header name`);
-    } else if (part.startsWith('body:')) {
-      if (!JSON_POINTER_SYNTAX.test(part.slice('body:'.length))) problems.push(`{${part}}: not a JSON pointer like {body:/order/id}`);
-    } else if (!['eventId', 'deliveryId', 'topic'].includes(part)) {
-      problems.push(`{${part}}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {header:NAME} or {body:/pointer}`);
-    }
+    const problem = placeholderProblem(inside!);
+    if (problem !== null) problems.push(problem);
   }
   // Said only when no part was meant as one: a misspelt placeholder is already named above.
   if (problems.length === 0 && !new RegExp(PLACEHOLDER.source).test(template)) {
     problems.push('names no placeholder, so every delivery would be one task');
   }
   return problems;
+}
+
+/**
+ * What is wrong with one placeholder's inside, or null: the task key's placeholders, and those another template
+ * takes beside them (a URL's `{key}` and `{sent:/pointer}`), told in one list when the part is none of them.
+ */
+export function placeholderProblem(part: string, more: { named?: string[]; pointers?: string[] } = {}): string | null {
+  const named = ['eventId', 'deliveryId', 'topic', ...(more.named ?? [])];
+  const pointers = ['body', ...(more.pointers ?? [])];
+  if (part.startsWith('header:')) return HEADER_NAME.test(part.slice('header:'.length)) ? null : `{${part}}: not a header name`;
+  const from = pointers.find((name) => part.startsWith(`${name}:`));
+  if (from !== undefined) {
+    return JSON_POINTER_SYNTAX.test(part.slice(from.length + 1)) ? null : `{${part}}: not a JSON pointer like {${from}:/order/id}`;
+  }
+  if (named.includes(part)) return null;
+  const all = [...named.map((name) => `{${name}}`), '{header:NAME}', ...pointers.map((name) => `{${name}:/pointer}`)];
+  return `{${part}}: not a placeholder; use ${all.slice(0, -1).join(', ')} or ${all.at(-1)}`;
 }
 
 /** Names the business task from a verified delivery with the source's `taskKey` template. */

@@ -5,27 +5,16 @@
  * body, and frozen with it; only `{key}` is left to the request, which fills in the ID of the task that sends it.
  */
 import { jsonKind } from '../../adapters/body.ts';
-import { HEADER_NAME } from '../header-name.ts';
-import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
+import { jsonPointer } from '../json-pointer.ts';
+import { placeholderProblem } from './task-key.ts';
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 const KEY = '{key}';
-const NAMED = ['eventId', 'deliveryId', 'topic', 'key'];
+/** What a URL takes beside the task key's placeholders. */
+const URL_PLACEHOLDERS = { named: ['key'], pointers: ['sent'] };
 
 /** A template's literal start that holds a whole origin: the scheme, the host and port, and what ends them. */
 const LITERAL_ORIGIN = /^https?:\/\/[^/?#{}]+[/?]/i;
-
-/** What is wrong with one placeholder's inside, or null. */
-function partProblem(part: string): string | null {
-  if (part.startsWith('header:')) return HEADER_NAME.test(part.slice('header:'.length)) ? null : `{${part}}: not a header name`;
-  for (const from of ['body:', 'sent:']) {
-    if (part.startsWith(from)) {
-      return JSON_POINTER_SYNTAX.test(part.slice(from.length)) ? null : `{${part}}: not a JSON pointer like {${from}/order/id}`;
-    }
-  }
-  if (NAMED.includes(part)) return null;
-  return `{${part}}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {key}, {header:NAME}, {body:/pointer} or {sent:/pointer}`;
-}
 
 /** The template with every placeholder filled by `value`: the URL it stands for, to check that it parses. */
 export const filled = (template: string, value = 'x') => template.replace(PLACEHOLDER, value);
@@ -37,13 +26,13 @@ export const filled = (template: string, value = 'x') => template.replace(PLACEH
 export function urlTemplateProblems(template: string): string[] {
   const first = template.search(PLACEHOLDER);
   if (first === -1) return [];
+  const originProblem = 'a placeholder before the path: the scheme, host and port are always written out, so no delivery can choose where the request goes';
   const literalOrigin = LITERAL_ORIGIN.test(template.slice(0, first));
-  if (literalOrigin && !parses(filled(template))) return ['not an http(s) URL once its placeholders are filled in'];
-  if (!literalOrigin) {
-    if (!/^https?:\/\//i.test(template) && !parses(filled(template))) return ['not an http(s) URL once its placeholders are filled in'];
-    return ['a placeholder before the path: the scheme, host and port are always written out, so no delivery can choose where the request goes'];
-  }
-  return [...template.matchAll(PLACEHOLDER)].map(([, part]) => partProblem(part!)).filter((problem) => problem !== null);
+  // An http(s) URL that names the delivery in its origin is told as that, though it may not parse either.
+  if (!literalOrigin && /^https?:\/\//i.test(template)) return [originProblem];
+  if (!parses(filled(template))) return ['not an http(s) URL once its placeholders are filled in'];
+  if (!literalOrigin) return [originProblem];
+  return [...template.matchAll(PLACEHOLDER)].map(([, part]) => placeholderProblem(part!, URL_PLACEHOLDERS)).filter((problem) => problem !== null);
 }
 
 function parses(url: string): boolean {
