@@ -1,16 +1,17 @@
 import { sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
+import { isShaped } from '../shape/url-template.ts';
 import { frozenUrls, releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
 import type { AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db } from '../store/connect.ts';
 import { classifyLookup, classifySend, OUTCOME_CLASSES, type Verdict } from './classify.ts';
-import { decide, withoutToken, type Decision } from './decide.ts';
+import { decide, withoutToken, withoutUrl, type Decision } from './decide.ts';
 import { exchange } from './exchange.ts';
 import type { Tokens } from './oauth2.ts';
 import type { Pools } from './pools.ts';
 import { lookupRequest, sendRequest } from './request.ts';
-import type { Route } from './routes.ts';
+import type { Lookup, Route } from './routes.ts';
 
 export interface AttemptDeps {
   db: Db;
@@ -44,6 +45,10 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
   try {
     const lookup = task.mode === 'lookup' ? route.lookup : null;
     const frozen = route.frozenUrls ? await frozenUrls(db, task.id) : null;
+    if (frozen !== null && unfrozen(route, lookup, frozen)) {
+      deps.answered?.();
+      return await record(task, route, deps, { ...withoutUrl(task), durationMs: 0, requestSha256: null });
+    }
     const outgoing =
       lookup === null ? sendRequest(task, route, frozen?.requestUrl) : lookupRequest(task, route, lookup, frozen?.lookupUrl);
     const started = performance.now();
@@ -73,6 +78,11 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
   } finally {
     clearInterval(renewal);
   }
+}
+
+/** The request's URL names the delivery, but the task has none frozen: it was made before the template. */
+function unfrozen(route: Route, lookup: Lookup | null, frozen: { requestUrl: string | null; lookupUrl: string | null }): boolean {
+  return lookup === null ? frozen.requestUrl === null && isShaped(route.config.url) : frozen.lookupUrl === null && isShaped(lookup.template);
 }
 
 /** A stopping worker's claim that was never sent goes back as it was claimed. */

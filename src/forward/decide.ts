@@ -131,6 +131,23 @@ export function withoutToken(
 }
 
 /**
+ * A task made before its action's url (or its lookup's) named the delivery has no URL of its own, and the template
+ * cannot be sent as written. Nothing is sent: a send fails, a lookup leaves the unknown outcome to a person.
+ */
+export function withoutUrl(task: ClaimedTask): { verdict: Verdict; decision: Decision } {
+  const lookup = task.mode === CLAIM_MODES.lookup;
+  const error = `not sent: the task was made before its action's ${lookup ? 'lookup url' : 'url'} named the delivery, so it has no URL of its own`;
+  const verdict: Verdict = { class: OUTCOME_CLASSES.notSent, status: null, error };
+  const base = { status: null, reference: null, notBefore: null, delayMs: 0, destination: null, error };
+  return {
+    verdict,
+    decision: lookup
+      ? { ...base, state: TASK_STATES.needsReview, decision: 'review: the lookup cannot be asked, and the first attempt may have taken effect' }
+      : { ...base, state: TASK_STATES.failed, decision: 'failed: no URL to send to; resolve or cancel it, or replay it once the url is a plain one again' },
+  };
+}
+
+/**
  * A lookup answered for its origin, not for the effect: 429 or 503 cool the lookup's origin as a send's answer
  * cools the action's, 401 or 403 pause it, whichever origin the action sends to. The task stays
  * `outcome_unknown` — the effect may exist, so never `failed` — and the claim asks no lookup there until the

@@ -113,4 +113,16 @@ describe('a frozen url', () => {
     await taskIn(db(), replayed.json.id, 'succeeded');
     expect(api.requests('/crm/contacts/frozen-1').map((r) => r.headers['idempotency-key'])).toEqual([id, replayed.json.id]);
   });
+
+  it('is not made up for a task made before its action\'s url named the delivery: nothing is sent, and it fails saying why', async () => {
+    const id = await deliver('approved', shopifyOrder());
+    await taskIn(db(), id, 'awaiting_approval');
+    // As a task recorded before the url was a template holds it: no URL of its own.
+    await rows(db(), sql`update tasks set request_url = null where id = ${id}`);
+    const before = api.requests().length;
+    expect((await adminApi(gateway.url)(`/api/tasks/${id}/approve`, { body: { note: 'checked' } })).status).toBe(200);
+    const failed = await taskIn(db(), id, 'failed');
+    expect(failed.lastError).toBe("not sent: the task was made before its action's url named the delivery, so it has no URL of its own");
+    expect(api.requests().length).toBe(before);
+  });
 });
