@@ -1,8 +1,5 @@
-import { filled } from '../shape/url-template.ts';
+import { filled, FILLED } from '../shape/url-template.ts';
 import type { Config } from './schema.ts';
-
-/** What a URL's placeholders are filled with to read its query: a value holding it comes from the delivery. */
-const FILLED = 'oncehook-placeholder';
 
 /** Text with every secret of the config in it replaced: what may be stored, logged or shown. */
 export type Mask = (text: string) => string;

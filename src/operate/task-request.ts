@@ -1,13 +1,19 @@
 import type { Config } from '../config/schema.ts';
-import { withKey } from '../shape/url-template.ts';
+import { filled, FILLED, withKey } from '../shape/url-template.ts';
 
 /**
  * An action's URL as people are shown it: its query left out, where an API key is often passed (`?key=…`), and
- * said to be there. A path can be a credential too (an incoming webhook's): that is the config's to keep out.
+ * said to be there; a query value its template fills from the delivery or the task (`?order_id={body:/id}`) is
+ * shown, as what the request asks for. A path can be a credential too (an incoming webhook's): that is the config's
+ * to keep out.
  */
-function shownUrl(url: string): string {
+function shownUrl(url: string, template: string): string {
   const parsed = new URL(url);
-  return `${parsed.origin}${parsed.pathname}${parsed.search ? '?…' : ''}`;
+  const base = `${parsed.origin}${parsed.pathname}`;
+  const named = new Set([...new URL(filled(template, FILLED)).searchParams].filter(([, value]) => value.includes(FILLED)).map(([name]) => name));
+  if (named.size === 0) return `${base}${parsed.search ? '?…' : ''}`;
+  const shown = [...parsed.searchParams].map(([name, value]) => `${encodeURIComponent(name)}=${named.has(name) ? encodeURIComponent(value) : '…'}`);
+  return `${base}?${shown.join('&')}`;
 }
 
 /**
@@ -22,10 +28,11 @@ export function requestOf(
   const action = config.sources[task.source]?.actions[task.action];
   if (action === undefined) return null;
   const lookup = typeof action.lookup === 'string' ? action.lookup : action.lookup?.url;
+  const shown = (frozen: string | null, template: string) => shownUrl(withKey(frozen ?? template, task.id), template);
   return {
     method: action.method,
-    url: shownUrl(withKey(task.frozenUrls.requestUrl ?? action.url, task.id)),
-    ...(lookup === undefined ? {} : { lookupUrl: shownUrl(withKey(task.frozenUrls.lookupUrl ?? lookup, task.id)) }),
+    url: shown(task.frozenUrls.requestUrl, action.url),
+    ...(lookup === undefined ? {} : { lookupUrl: shown(task.frozenUrls.lookupUrl, lookup) }),
     contentType: task.contentType,
     headers: Object.keys(action.headers ?? {}),
     idempotencyHeader: action.idempotencyHeader,

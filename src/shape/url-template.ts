@@ -19,6 +19,9 @@ const LITERAL_ORIGIN = /^https?:\/\/[^/?#{}]+[/?]/i;
 /** The template with every placeholder filled by `value`: the URL it stands for, to check that it parses. */
 export const filled = (template: string, value = 'x') => template.replace(PLACEHOLDER, value);
 
+/** What placeholders are filled with to tell a template's own query values from those the delivery gives. */
+export const FILLED = 'oncehook-placeholder';
+
 /**
  * What is wrong with a URL template, for the config check: a placeholder before the path (in the scheme, the host or
  * the port), one that is not a placeholder, or a URL that does not parse once they are filled in.

@@ -71,6 +71,8 @@ describe('a url that names the delivery', () => {
     await taskIn(db(), id, 'succeeded');
     const [request] = api.requests('/crm/notes/a%2Fb%3Fc%20d%23e');
     expect(request!.target).toBe('/crm/notes/a%2Fb%3Fc%20d%23e?tag=x%26y%3Dz&by=acme%20shop&order=9');
+    const view = (await adminApi(gateway.url)(`/api/tasks/${id}`)).json;
+    expect(view.request.url).toBe(`${api.url}/crm/notes/a%2Fb%3Fc%20d%23e?tag=x%26y%3Dz&by=acme%20shop&order=9`);
   });
 
   it('fails the task with the reason when the delivery lacks a part, and sends nothing', async () => {
@@ -95,6 +97,8 @@ describe('a url that names the delivery', () => {
     expect(done.resultReference).toBe('crm-task-77');
     const lookup = api.requests('/crm/tasks').find((r) => r.method === 'GET')!;
     expect(lookup.target).toBe(`/crm/tasks/lookup?external_id=1001&task=${id}`);
+    const view = (await adminApi(gateway.url)(`/api/tasks/${id}`)).json;
+    expect(view.request.lookupUrl).toBe(`${api.url}/crm/tasks/lookup?external_id=1001&task=${id}`);
   });
 });
 
