@@ -101,21 +101,26 @@ function decideAttempt(verdict: Verdict, task: ClaimedTask, route: Route): Decis
 
 /**
  * A request that went nowhere for want of a token (`auth.oauth2`): nothing was sent. A token endpoint that could not
- * be asked, or was overloaded, holds the task as a refused connection does: tried again with backoff. One that
- * refuses the client pauses the origin the request was for until a person resumes it, since every request of the
- * action would meet the same refusal; the task waits there in the state it was claimed from.
+ * be asked, or was overloaded, holds the task as a refused connection does, tried again with backoff, and cools
+ * the origin the request was for as a 503 does: every other task of it would meet the same endpoint, and waiting
+ * they spend none of their attempts. One that refuses the client pauses that origin until a person resumes it; the
+ * task waits there in the state it was claimed from.
  */
 export function withoutToken(
   outcome: { unreachable: string } | { refused: string },
   task: ClaimedTask,
   route: Route,
 ): { verdict: Verdict; decision: Decision } {
+  const lookup = task.mode === CLAIM_MODES.lookup;
+  const origin = lookup && route.lookup !== null ? route.lookup.destination : route.destination;
   if ('unreachable' in outcome) {
     const verdict: Verdict = { class: OUTCOME_CLASSES.notSent, status: null, error: `not sent: ${outcome.unreachable}` };
-    return { verdict, decision: decide(verdict, task, route) };
+    const decision = decide(verdict, task, route);
+    if (decision.state === TASK_STATES.failed) return { verdict, decision };
+    const delayMs = Math.max(decision.delayMs, route.config.backoff.initialMs);
+    return { verdict, decision: { ...decision, delayMs, destination: { origin, pause: null } } };
   }
   const verdict: Verdict = { class: OUTCOME_CLASSES.notSent, status: null, error: `not sent: ${outcome.refused}` };
-  const lookup = task.mode === CLAIM_MODES.lookup;
   const decision: Decision = {
     status: null,
     reference: null,
@@ -123,7 +128,7 @@ export function withoutToken(
     delayMs: backoffMs(lookup ? task.lookups : task.attempts, route.config.backoff),
     state: task.priorState,
     error: verdict.error,
-    destination: { origin: lookup && route.lookup !== null ? route.lookup.destination : route.destination, pause: outcome.refused },
+    destination: { origin, pause: outcome.refused },
     decision: 'wait: the token endpoint refused the client, and the destination is paused until a person resumes it',
     ...(lookup ? { lookupNotCounted: true } : {}),
   };

@@ -114,7 +114,7 @@ describe('an action with auth.oauth2', () => {
     expect(paused!.reason).toMatch(/^401 refused oncehook's request/);
   });
 
-  it('holds the task pending, nothing sent, while the token endpoint answers 5xx, then sends it', async () => {
+  it('holds the task pending, nothing sent, and cools its destination while the token endpoint answers 5xx, then sends it', async () => {
     tokens.script('/token/overloaded', { steps: [503, 500] });
     const id = await deliver('overloaded');
     await taskIn(db(), id, 'succeeded');
@@ -126,6 +126,9 @@ describe('an action with auth.oauth2', () => {
     ]);
     expect(entries[0]!.error).toBe('not sent: the token endpoint answered 503 Service Unavailable');
     expect(api.requests('/overloaded')).toHaveLength(1);
+    // The origin cooled down meanwhile, so that its other tasks waited rather than spending their attempts.
+    const [cooled] = await rows<{ at: Date | null }>(db(), sql`select cooldown_until as at from destinations where origin = ${api.url}`);
+    expect(cooled!.at).not.toBeNull();
   });
 
   it('holds the task pending, nothing sent, while the token endpoint cannot be reached', async () => {
