@@ -2,7 +2,7 @@ import { createAdapter } from '../adapters/index.ts';
 import { SignatureFailureLog } from './alerts/signature-failures.ts';
 import { startAlertWatcher } from './alerts/watcher.ts';
 import type { Adapter } from '../adapters/types.ts';
-import { createApp, type Role } from './app.ts';
+import { createApp, loadDashboard, type Role } from './app.ts';
 import { SHORT_TOKEN, shortTokenLabels, type AdminTokenSetting } from './http/tokens.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
@@ -152,6 +152,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     { port, host: address, role, database: store.kind, sources: Object.keys(config.sources) },
     `oncehook listening on ${url} (${everywhere ? `every interface, port ${port}; --host narrows it; ` : ''}${database})`,
   );
+  // Now that deliveries are answered: a person's first page then need not wait for the dashboard's modules.
+  if (role !== 'worker') loadDashboard().catch((error: unknown) => logger.error({ err: error }, 'the dashboard could not be loaded'));
 
   return {
     url,
