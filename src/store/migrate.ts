@@ -1,10 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { sql } from 'drizzle-orm';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
-import postgres from 'postgres';
 import type { Db, Store } from './connect.ts';
 import { appliedFunctions, applyFunctions, FUNCTIONS_FOLDER, functionsToApply, readFunctions } from './functions.ts';
 import { settleWithin } from './lane.ts';
@@ -43,7 +39,9 @@ const MIGRATION_LOCK = 4_207_311_001;
  * earlier release's.
  */
 export async function migrate(store: Store, databaseUrl?: string, release = THIS_RELEASE): Promise<Migrated> {
+  // Each engine's migrator is imported only when it runs, as each driver is (connect.ts).
   if (store.kind === 'pglite') {
+    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
     return migrateOn(store.db, release, () => migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder: release.migrationsFolder }));
   }
   if (!databaseUrl) throw new Error('migrating PostgreSQL needs its URL');
@@ -52,6 +50,11 @@ export async function migrate(store: Store, databaseUrl?: string, release = THIS
 
 /** The PostgreSQL half of `migrate`, for a database no store is open on (`copy-data`'s target). */
 export async function migratePostgresAt(databaseUrl: string, release = THIS_RELEASE): Promise<Migrated> {
+  const [{ default: postgres }, { drizzle: drizzlePostgres }, { migrate: migratePostgres }] = await Promise.all([
+    import('postgres'),
+    import('drizzle-orm/postgres-js'),
+    import('drizzle-orm/postgres-js/migrator'),
+  ]);
   const client = postgres(databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 10, fetch_types: false });
   try {
     await firstContact(client`select 1`, FIRST_CONTACT_MS);

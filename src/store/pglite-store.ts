@@ -1,0 +1,76 @@
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { clusterTar, type Seeded } from './cluster-image.ts';
+import type { DiskSyncs } from './data-dir-flush.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import { openDurablePglite } from './durable-pglite.ts';
+import { compiledPglite, pgliteBundle } from './pglite-artifacts.ts';
+import { preparePglite } from './prepared-pglite.ts';
+import * as schema from './schema.ts';
+import type { Db, Store, StoreOptions } from './store.ts';
+
+let pristineCluster: Promise<Blob | undefined> | undefined;
+
+/**
+ * An in-memory PGlite (tests only) starting from a freshly initialised cluster: the image a new data directory
+ * starts from (cluster-image.ts), unpacked once in a process, or `memoryImage`. The suites make hundreds of these;
+ * PGlite's initdb took 2.5–3.5 s of each process's first, unpacking the image ~0.3 s. Without a usable image, the
+ * first runs initdb and the rest load its cluster as initdb left it.
+ */
+async function inMemoryPglite(memoryImage: Blob | undefined): Promise<PGlite> {
+  const artifacts = { pgliteWasmModule: await compiledPglite(), fsBundle: await pgliteBundle() };
+  pristineCluster ??= clusterTar();
+  const image = memoryImage ?? (await pristineCluster.catch(() => undefined));
+  if (image) return PGlite.create({ loadDataDir: image, ...artifacts });
+  const client = await PGlite.create(artifacts);
+  const dumped = client.dumpDataDir('none');
+  pristineCluster = dumped;
+  try {
+    await dumped;
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return client;
+}
+
+/** A store on embedded PGlite (connect.ts): on disk in `dataDir`, or in memory for tests. */
+export async function openPglite(dataDir: string | undefined, logger: StoreOptions['logger'], memoryImage: Blob | undefined): Promise<Store> {
+  let client: PGlite;
+  let diskSyncs: DiskSyncs | null = null;
+  let release = () => {};
+  if (dataDir) {
+    release = lockDataDir(dataDir);
+    try {
+      let seeded: Seeded;
+      ({ client, syncs: diskSyncs, seeded } = await openDurablePglite(dataDir));
+      if (seeded.from === 'image') logger?.info(`a new data directory: its cluster came from the image shipped with oncehook`);
+      if (seeded.from === 'initdb') logger?.warn({ reason: seeded.reason }, `a new data directory: PGlite's initdb made its cluster, which takes about 1 GiB of memory for a few seconds`);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  } else {
+    client = await inMemoryPglite(memoryImage);
+  }
+  preparePglite(client);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind: 'pglite',
+    db,
+    diskSyncs,
+    async listen(channel, onNotify, onSubscribe) {
+      const unlisten = await client.listen(channel, onNotify);
+      // In-process: the subscription never drops, so one catch-up fetch is all a worker needs.
+      onSubscribe();
+      return () => unlisten();
+    },
+    lane() {
+      return { kind: 'pglite', db, abandon: null };
+    },
+    async close() {
+      if (!client.closed) await client.close();
+      release();
+    },
+  };
+}
