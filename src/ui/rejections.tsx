@@ -6,6 +6,7 @@ import type { RejectionTally } from '../store/queries/rejections.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { SourceField, Time } from './format.tsx';
 import { page } from './layout.tsx';
+import { num, Table } from './table.tsx';
 
 const query = pageParams({ source: blank(z.string().max(200)), since: blank(z.string().max(100)) });
 
@@ -57,66 +58,45 @@ export async function rejectionsPage(c: Context<UiEnv>, deps: UiDeps) {
         {report.items.length === 0 ? (
           <div class="empty">No request was refused since {since} ago.</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={['Source', 'Reason', num('Refused'), 'Per minute']}>
+            {report.items.map((tally) => (
               <tr>
-                <th>Source</th>
-                <th>Reason</th>
-                <th class="num">Refused</th>
-                <th>Per minute</th>
+                <td>{tally.source}</td>
+                <td>
+                  <code>{tally.reason}</code>
+                </td>
+                <td class="num">{tally.total}</td>
+                <td class="wrap">
+                  <Minutes tally={tally} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {report.items.map((tally) => (
-                <tr>
-                  <td>{tally.source}</td>
-                  <td>
-                    <code>{tally.reason}</code>
-                  </td>
-                  <td class="num">{tally.total}</td>
-                  <td class="wrap">
-                    <Minutes tally={tally} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </div>
       {report.items.some((tally) => tally.samples.length > 0) ? (
         <>
           <h2>Latest refused</h2>
           <div class="panel">
-            <table>
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Source</th>
-                  <th>Reason</th>
-                  <th>From</th>
-                  <th>Header names</th>
-                </tr>
-              </thead>
-              <tbody>
-                {report.items.flatMap((tally) =>
-                  tally.samples.map((sample) => (
-                    <tr>
-                      <td class="nowrap">
-                        <Time at={new Date(sample.at)} />
-                      </td>
-                      <td>{tally.source}</td>
-                      <td>
-                        <code>{sample.reason}</code>
-                      </td>
-                      <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
-                      <td class="wrap">
-                        <code>{sample.headerNames.join(' ')}</code>
-                      </td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
+            <Table head={['When', 'Source', 'Reason', 'From', 'Header names']}>
+              {report.items.flatMap((tally) =>
+                tally.samples.map((sample) => (
+                  <tr>
+                    <td class="nowrap">
+                      <Time at={new Date(sample.at)} />
+                    </td>
+                    <td>{tally.source}</td>
+                    <td>
+                      <code>{sample.reason}</code>
+                    </td>
+                    <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
+                    <td class="wrap">
+                      <code>{sample.headerNames.join(' ')}</code>
+                    </td>
+                  </tr>
+                )),
+              )}
+            </Table>
           </div>
         </>
       ) : null}
