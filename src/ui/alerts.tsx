@@ -7,6 +7,7 @@ import { Badge, Id, Time } from './format.tsx';
 import { taskHref } from './hrefs.ts';
 import { Csrf, page } from './layout.tsx';
 import { Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 /** Each alert, where its conditions stand, and the messages it sent, with their delivery. */
 export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
@@ -52,8 +53,7 @@ export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
         )}
       </div>
 
-      <h2>Messages</h2>
-      <div class="panel">
+      <TitledPanel title="Messages">
         {messages.items.length === 0 ? (
           <div class="empty">No message yet.</div>
         ) : (
@@ -77,7 +77,7 @@ export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
             ))}
           </Table>
         )}
-      </div>
+      </TitledPanel>
     </>
   );
   return page(c, deps, 'alerts', 'Alerts', body);

@@ -17,6 +17,7 @@ import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
 import { Pager } from './pager.tsx';
 import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 const listQuery = pageParams({
   source: blank(z.string().max(200)),
@@ -173,8 +174,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
         </dl>
       </div>
 
-      <h2>Tasks</h2>
-      <div class="panel">
+      <TitledPanel title="Tasks">
         {view.tasks.length === 0 ? (
           <div class="empty">{view.skipped.length > 0 ? 'No task: no action took this delivery (below).' : 'No task: no configured action takes this topic.'}</div>
         ) : (
@@ -195,38 +195,31 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
             ))}
           </Table>
         )}
-      </div>
+      </TitledPanel>
 
       {view.skipped.length > 0 ? (
-        <>
-          <h2>Actions that made no task</h2>
-          <div class="panel">
-            <Table head={['Action', 'Why', 'What did not match']}>
-              {view.skipped.map((skip) => (
-                <tr>
-                  <td>{skip.action}</td>
-                  <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
-                  <td class="wrap">
-                    <code>{skip.detail}</code>
-                  </td>
-                </tr>
-              ))}
-            </Table>
-          </div>
-        </>
+        <TitledPanel title="Actions that made no task">
+          <Table head={['Action', 'Why', 'What did not match']}>
+            {view.skipped.map((skip) => (
+              <tr>
+                <td>{skip.action}</td>
+                <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
+                <td class="wrap">
+                  <code>{skip.detail}</code>
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </TitledPanel>
       ) : null}
 
       {view.repeats.length > 0 ? (
-        <>
-          <h2>Later repeats of this receipt</h2>
-          <div class="panel">
-            <DeliveryTable rows={view.repeats} />
-          </div>
-        </>
+        <TitledPanel title="Later repeats of this receipt">
+          <DeliveryTable rows={view.repeats} />
+        </TitledPanel>
       ) : null}
 
-      <h2>Body received</h2>
-      <div class="panel">
+      <TitledPanel title="Body received">
         {received.body === null ? (
           <p class="muted">Purged by retention, with the headers it came with.</p>
         ) : (
@@ -236,10 +229,9 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
             {received.bodyTruncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
           </>
         )}
-      </div>
+      </TitledPanel>
 
-      <h2>Headers</h2>
-      <div class="panel">
+      <TitledPanel title="Headers">
         {view.headers === null ? (
           <p class="muted">Purged by retention, with the bodies of the request they came with.</p>
         ) : (
@@ -256,7 +248,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
             </tbody>
           </table>
         )}
-      </div>
+      </TitledPanel>
     </>
   );
   return page(c, deps, 'deliveries', `Delivery ${view.id}`, body);

@@ -7,6 +7,7 @@ import type { UiDeps, UiEnv } from './env.ts';
 import { SourceField, Time } from './format.tsx';
 import { page } from './layout.tsx';
 import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 const query = pageParams({ source: blank(z.string().max(200)), since: blank(z.string().max(100)) });
 
@@ -75,30 +76,27 @@ export async function rejectionsPage(c: Context<UiEnv>, deps: UiDeps) {
         )}
       </div>
       {report.items.some((tally) => tally.samples.length > 0) ? (
-        <>
-          <h2>Latest refused</h2>
-          <div class="panel">
-            <Table head={['When', 'Source', 'Reason', 'From', 'Header names']}>
-              {report.items.flatMap((tally) =>
-                tally.samples.map((sample) => (
-                  <tr>
-                    <td class="nowrap">
-                      <Time at={new Date(sample.at)} />
-                    </td>
-                    <td>{tally.source}</td>
-                    <td>
-                      <code>{sample.reason}</code>
-                    </td>
-                    <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
-                    <td class="wrap">
-                      <code>{sample.headerNames.join(' ')}</code>
-                    </td>
-                  </tr>
-                )),
-              )}
-            </Table>
-          </div>
-        </>
+        <TitledPanel title="Latest refused">
+          <Table head={['When', 'Source', 'Reason', 'From', 'Header names']}>
+            {report.items.flatMap((tally) =>
+              tally.samples.map((sample) => (
+                <tr>
+                  <td class="nowrap">
+                    <Time at={new Date(sample.at)} />
+                  </td>
+                  <td>{tally.source}</td>
+                  <td>
+                    <code>{sample.reason}</code>
+                  </td>
+                  <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
+                  <td class="wrap">
+                    <code>{sample.headerNames.join(' ')}</code>
+                  </td>
+                </tr>
+              )),
+            )}
+          </Table>
+        </TitledPanel>
       ) : null}
     </>
   );

@@ -3,6 +3,7 @@ import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration } from './format.tsx';
 import { page } from './layout.tsx';
 import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 function Card({ value, label, sub, warn }: { value: number; label: string; sub?: string; warn?: boolean }) {
   return (
@@ -69,8 +70,7 @@ export async function statsPage(c: Context<UiEnv>, deps: UiDeps) {
       </div>
       <div class="grid2">
         <div>
-          <h2>Tasks by state</h2>
-          <div class="panel">
+          <TitledPanel title="Tasks by state">
             <Table head={['State', num('Count'), num('Oldest')]}>
               {s.tasks.map((row) => (
                 <tr>
@@ -82,7 +82,7 @@ export async function statsPage(c: Context<UiEnv>, deps: UiDeps) {
                 </tr>
               ))}
             </Table>
-          </div>
+          </TitledPanel>
         </div>
         <div>
           <h2>Alert messages by state</h2>

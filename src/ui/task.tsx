@@ -12,6 +12,7 @@ import { Badge, bytes, Id, ms, Time } from './format.tsx';
 import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
 import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 /** What an operator action changed, in a few words: its starting state and what it named. */
 function detailWords(detail: Record<string, unknown> | null): string {
@@ -110,13 +111,10 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
       </div>
 
       {task.body ? (
-        <>
-          <h2>{task.transformError ? "The delivery's bytes, kept for the transform" : 'What every attempt sends'}</h2>
-          <div class="panel">
-            <pre class="body">{task.body.text}</pre>
-            {task.body.truncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
-          </div>
-        </>
+        <TitledPanel title={task.transformError ? "The delivery's bytes, kept for the transform" : 'What every attempt sends'}>
+          <pre class="body">{task.body.text}</pre>
+          {task.body.truncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
+        </TitledPanel>
       ) : null}
 
       <h2>Decide</h2>
@@ -134,8 +132,7 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
         />
       )}
 
-      <h2>Attempts</h2>
-      <div class="panel">
+      <TitledPanel title="Attempts">
         {task.ledger.length === 0 ? (
           <div class="empty">Not attempted yet.</div>
         ) : (
@@ -157,10 +154,9 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
             ))}
           </Table>
         )}
-      </div>
+      </TitledPanel>
 
-      <h2>Operator actions</h2>
-      <div class="panel">
+      <TitledPanel title="Operator actions">
         {task.operatorActions.length === 0 ? (
           <div class="empty">No person has decided anything about this task.</div>
         ) : (
@@ -180,29 +176,26 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
             ))}
           </Table>
         )}
-      </div>
+      </TitledPanel>
 
       {task.replays.length > 0 ? (
-        <>
-          <h2>Replays</h2>
-          <div class="panel">
-            <Table>
-              {task.replays.map((replay) => (
-                <tr>
-                  <td>
-                    <Id value={replay.id} href={taskHref(replay.id)} />
-                  </td>
-                  <td>
-                    <Badge value={replay.state} />
-                  </td>
-                  <td>
-                    <Time at={replay.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </Table>
-          </div>
-        </>
+        <TitledPanel title="Replays">
+          <Table>
+            {task.replays.map((replay) => (
+              <tr>
+                <td>
+                  <Id value={replay.id} href={taskHref(replay.id)} />
+                </td>
+                <td>
+                  <Badge value={replay.state} />
+                </td>
+                <td>
+                  <Time at={replay.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </TitledPanel>
       ) : null}
     </>
   );
