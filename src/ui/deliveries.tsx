@@ -10,9 +10,10 @@ import { DECISIONS } from '../store/decisions.ts';
 import type { Page } from '../store/queries/cursor.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
 import { searchDeliveries } from '../store/queries/delivery-search.ts';
+import { ChoiceField } from './choice-field.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Fact } from './facts.tsx';
-import { Badge, bytes, Id, SourceField, Time } from './format.tsx';
+import { Badge, bytes, Id, Time } from './format.tsx';
 import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
 import { Pager } from './pager.tsx';
@@ -89,18 +90,8 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
         refused before anything was recorded are counted under <a href="/ui/rejections">Refused</a>.
       </p>
       <form class="filters" method="get" action="/ui/deliveries">
-        <SourceField sources={Object.keys(deps.config.sources)} selected={q.source} />
-        <div class="field">
-          <label for="decision">Decision</label>
-          <select id="decision" name="decision">
-            <option value="">any</option>
-            {Object.values(DECISIONS).map((decision) => (
-              <option value={decision} selected={q.decision === decision}>
-                {decision.replaceAll('_', ' ')}
-              </option>
-            ))}
-          </select>
-        </div>
+        <ChoiceField name="source" label="Source" choices={Object.keys(deps.config.sources)} selected={q.source} />
+        <ChoiceField name="decision" label="Decision" choices={Object.values(DECISIONS)} selected={q.decision} words={(decision) => decision.replaceAll('_', ' ')} />
         <div class="field">
           <label for="eventId">Event ID</label>
           <input id="eventId" name="eventId" value={q.eventId ?? ''} placeholder="exact event ID" />

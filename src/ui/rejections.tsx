@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { blank, pageParams, readQuery } from '../http/input.ts';
 import { rejectionsReport, rejectionsSince } from '../operate/rejections.ts';
 import type { RejectionTally } from '../store/queries/rejections.ts';
+import { ChoiceField } from './choice-field.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
-import { SourceField, Time } from './format.tsx';
+import { Time } from './format.tsx';
 import { page } from './layout.tsx';
 import { num, Table } from './table.tsx';
 import { TitledPanel } from './titled-panel.tsx';
@@ -40,17 +41,8 @@ export async function rejectionsPage(c: Context<UiEnv>, deps: UiDeps) {
         {` ${report.kept.minutes / 60} `}hours, with the latest {report.kept.samplesPerReason} of each. No body and no header value is kept.
       </p>
       <form class="filters" method="get" action="/ui/rejections">
-        <SourceField sources={Object.keys(deps.config.sources)} selected={q.source} />
-        <div class="field">
-          <label for="since">Since</label>
-          <select id="since" name="since">
-            {SINCE_CHOICES.map((choice) => (
-              <option value={choice} selected={since === choice}>
-                {choice} ago
-              </option>
-            ))}
-          </select>
-        </div>
+        <ChoiceField name="source" label="Source" choices={Object.keys(deps.config.sources)} selected={q.source} />
+        <ChoiceField name="since" label="Since" choices={SINCE_CHOICES} selected={since} any={false} words={(choice) => `${choice} ago`} />
         <button type="submit" class="primary">
           Show
         </button>
