@@ -10,7 +10,6 @@
  *   DATABASE_URL=postgres://…/scratch npx tsx scripts/embedded-memory.ts   # on PostgreSQL (a scratch database)
  *   IDLE_S=30 RUNS=3 npx tsx scripts/embedded-memory.ts
  */
-import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -19,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSecondsOf, memoryOf } from '../bench/proc.ts';
+import { serveOncehook } from '../bench/serve.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const IDLE_S = Number(process.env.IDLE_S ?? 10);
@@ -53,34 +53,21 @@ async function deliver(url: string, eventId: string): Promise<void> {
 
 async function serve(config: string, dataDir: string) {
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--host', '127.0.0.1', '--config', config], {
+  const gateway = await serveOncehook(bin, config, {
     // An installed package runs from a directory of the user's, which has nothing of oncehook's.
     cwd: installed ? tmpdir() : REPO,
     env: { ...process.env, ONCEHOOK_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...(sources ? { ONCEHOOK_FROM_SOURCES: '1' } : {}) },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}:\n${output}`)));
-  });
+  const { url, pid } = gateway;
   const readyMs = performance.now() - started;
-  const readyCpuS = cpuSecondsOf(child.pid!);
-  const ready = memoryOf(child.pid!);
+  const readyCpuS = cpuSecondsOf(pid);
+  const ready = memoryOf(pid);
   const before = forwarded;
-  for (let i = 0; i < DELIVERIES; i++) await deliver(url, `memory-${child.pid}-${i}`);
+  for (let i = 0; i < DELIVERIES; i++) await deliver(url, `memory-${pid}-${i}`);
   while (forwarded < before + DELIVERIES * 2) await new Promise((resolve) => setTimeout(resolve, 50));
   await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
-  const idle = memoryOf(child.pid!);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+  const idle = memoryOf(pid);
+  await gateway.stop();
   return { readyMs, readyCpuS, peakReady: ready.peak, rssIdle: idle.rss, peak: idle.peak };
 }
 

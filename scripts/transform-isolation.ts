@@ -12,7 +12,6 @@
  * - `hungry`: one transform that would take hundreds of MiB.
  * The machine's load average is printed with each probe: on two shared cores it moves every figure.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -23,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { sign } from '@octokit/webhooks-methods';
 import { summarize } from '../bench/histogram.ts';
 import { memoryOf } from '../bench/proc.ts';
+import { serveOncehook } from '../bench/serve.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'isolation-secret';
@@ -80,28 +80,7 @@ async function serve(transform: string, dir: string) {
     config,
     JSON.stringify({ sources: { hub: { adapter: 'github', secrets: [SECRET], actions: action(transform) }, other: { adapter: 'github', secrets: [SECRET], actions: action('{"n": n}') } } }),
   );
-  const child = spawn(process.execPath, [join(REPO, 'bin', 'oncehook.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--config', config], {
-    cwd: REPO,
-    env: { ...process.env, ONCEHOOK_DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`the gateway exited with ${code}:\n${output}`)));
-  });
-  const stop = async () => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  };
-  return { url, pid: child.pid!, stop };
+  return serveOncehook(join(REPO, 'bin', 'oncehook.js'), config, { cwd: REPO, env: { ...process.env, ONCEHOOK_DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info' } });
 }
 
 /** Sends `perSecond` of `send()` for the probe's duration, each at its time whatever the answers before it. */

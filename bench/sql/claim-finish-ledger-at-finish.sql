@@ -3,13 +3,8 @@
 -- row (started_at: the claim's time) instead of updating the open one. Database time per task, to compare with
 -- claim-finish.sql run alternately on the same database. The claim's variant is a temporary function of this
 -- session, made from the database's own: nothing of it stays in the database.
--- DESTRUCTIVE: it puts every task of the database back to pending first. Run it only against the scratch
--- database of bench/sql/record-deliveries.sql, after that script has made at least 9,600 tasks.
-UPDATE tasks SET state = 'pending', next_attempt_at = now() - interval '1 hour', lease_owner = NULL,
-  lease_expires_at = NULL, attempts = 0
-WHERE state <> 'pending';
-VACUUM ANALYZE tasks;
-VACUUM ANALYZE attempts;
+-- DESTRUCTIVE: it puts every task of the database back to pending first (claim-finish-setup.sql).
+\ir claim-finish-setup.sql
 -- The claim's variant: the database's own oncehook_claim_tasks (src/store/functions/) without its
 -- `ledger` CTE, so the pick, the decision and the task update stay the product's. It stops if the function no
 -- longer reads as this expects.
@@ -40,8 +35,7 @@ BEGIN
 END $$;
 DO $$
 DECLARE
-  routes jsonb := '[{"source": "shop", "action": "crm", "destination": "http://127.0.0.1:9", "keyed": true,
-    "keyRetentionMs": 86400000, "lookup": false, "maxAttempts": 5, "leaseMs": 60000}]';
+  routes jsonb := pg_temp.bench_routes();
   started timestamptz := clock_timestamp();
   done int := 0;
   ids text[];
@@ -64,8 +58,7 @@ BEGIN
     COMMIT;
     done := done + coalesce(array_length(ids, 1), 0);
   END LOOP;
-  RAISE NOTICE '% tasks claimed and finished, % µs per task', done,
-    round(extract(epoch FROM clock_timestamp() - started) * 1e6 / greatest(done, 1));
+  CALL pg_temp.report(started, done);
 END $$;
 DROP FUNCTION pg_temp.oncehook_claim_tasks_no_ledger(text, jsonb, int);
 DROP FUNCTION pg_temp.without(text, text, text);

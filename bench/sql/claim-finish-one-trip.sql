@@ -3,17 +3,11 @@
 -- worker would; a last commit finishes the last batch. Half the commits of claim-finish.sql for the same
 -- statements. Database time per task, to compare with claim-finish.sql run alternately on the same database; the
 -- round trip saved on the network is not in it.
--- DESTRUCTIVE: it puts every task of the database back to pending first. Run it only against the scratch
--- database of bench/sql/record-deliveries.sql, after that script has made at least 9,600 tasks.
-UPDATE tasks SET state = 'pending', next_attempt_at = now() - interval '1 hour', lease_owner = NULL,
-  lease_expires_at = NULL, attempts = 0
-WHERE state <> 'pending';
-VACUUM ANALYZE tasks;
-VACUUM ANALYZE attempts;
+-- DESTRUCTIVE: it puts every task of the database back to pending first (claim-finish-setup.sql).
+\ir claim-finish-setup.sql
 DO $$
 DECLARE
-  routes jsonb := '[{"source": "shop", "action": "crm", "destination": "http://127.0.0.1:9", "keyed": true,
-    "keyRetentionMs": 86400000, "lookup": false, "maxAttempts": 5, "leaseMs": 60000}]';
+  routes jsonb := pg_temp.bench_routes();
   started timestamptz := clock_timestamp();
   done int := 0;
   ids text[];
@@ -36,6 +30,5 @@ BEGIN
     END IF;
     COMMIT;
   END LOOP;
-  RAISE NOTICE '% tasks claimed and finished, % µs per task', done,
-    round(extract(epoch FROM clock_timestamp() - started) * 1e6 / greatest(done, 1));
+  CALL pg_temp.report(started, done);
 END $$;

@@ -1,16 +1,10 @@
 -- The forwarder's database work alone: claim 64 due tasks with oncehook_claim_tasks, commit, finish them as
 -- succeeded, commit; 150 rounds. Database time per task, without HTTP or the worker.
--- DESTRUCTIVE: it puts every task of the database back to pending first. Run it only against the scratch
--- database of bench/sql/record-deliveries.sql, after that script has made at least 9,600 tasks.
-UPDATE tasks SET state = 'pending', next_attempt_at = now() - interval '1 hour', lease_owner = NULL,
-  lease_expires_at = NULL, attempts = 0
-WHERE state <> 'pending';
-VACUUM ANALYZE tasks;
-VACUUM ANALYZE attempts;
+-- DESTRUCTIVE: it puts every task of the database back to pending first (claim-finish-setup.sql).
+\ir claim-finish-setup.sql
 DO $$
 DECLARE
-  routes jsonb := '[{"source": "shop", "action": "crm", "destination": "http://127.0.0.1:9", "keyed": true,
-    "keyRetentionMs": 86400000, "lookup": false, "maxAttempts": 5, "leaseMs": 60000}]';
+  routes jsonb := pg_temp.bench_routes();
   started timestamptz := clock_timestamp();
   done int := 0;
   ids text[];
@@ -28,6 +22,5 @@ BEGIN
     COMMIT;
     done := done + coalesce(array_length(ids, 1), 0);
   END LOOP;
-  RAISE NOTICE '% tasks claimed and finished, % µs per task', done,
-    round(extract(epoch FROM clock_timestamp() - started) * 1e6 / greatest(done, 1));
+  CALL pg_temp.report(started, done);
 END $$;

@@ -4,7 +4,10 @@ import { ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { redirectWithFlash } from './flash.ts';
 import { Badge, Id, Time } from './format.tsx';
+import { taskHref } from './hrefs.ts';
 import { Csrf, page } from './layout.tsx';
+import { Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 /** Each alert, where its conditions stand, and the messages it sent, with their delivery. */
 export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
@@ -20,85 +23,61 @@ export async function alertsPage(c: Context<UiEnv>, deps: UiDeps) {
         {alerts.length === 0 ? (
           <div class="empty">No alert is configured: add "alerts" to the config (see docs/operating.md).</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={['Alert', 'Sent to', 'Conditions', 'Test']}>
+            {alerts.map((alert) => (
               <tr>
-                <th>Alert</th>
-                <th>Sent to</th>
-                <th>Conditions</th>
-                <th>Test</th>
+                <td>{alert.name}</td>
+                <td class="nowrap">
+                  {alert.format} · <code>{alert.destination}</code>
+                </td>
+                <td class="wrap">
+                  {alert.conditions.map((condition) => (
+                    <span>
+                      {condition.condition} <Badge value={condition.open ? 'open' : 'clear'} />{' '}
+                    </span>
+                  ))}
+                </td>
+                <td>
+                  {c.get('readOnly') ? (
+                    <ReadOnlyNote inline />
+                  ) : (
+                    <form class="inline" method="post" action={`/ui/alerts/${encodeURIComponent(alert.name)}/test`}>
+                      <Csrf token={c.get('csrf')} />
+                      <button type="submit">Send a test</button>
+                    </form>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {alerts.map((alert) => (
-                <tr>
-                  <td>{alert.name}</td>
-                  <td class="nowrap">
-                    {alert.format} · <code>{alert.destination}</code>
-                  </td>
-                  <td class="wrap">
-                    {alert.conditions.map((condition) => (
-                      <span>
-                        {condition.condition} <Badge value={condition.open ? 'open' : 'clear'} />{' '}
-                      </span>
-                    ))}
-                  </td>
-                  <td>
-                    {c.get('readOnly') ? (
-                      <ReadOnlyNote inline />
-                    ) : (
-                      <form class="inline" method="post" action={`/ui/alerts/${encodeURIComponent(alert.name)}/test`}>
-                        <Csrf token={c.get('csrf')} />
-                        <button type="submit">Send a test</button>
-                      </form>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </div>
 
-      <h2>Messages</h2>
-      <div class="panel">
+      <TitledPanel title="Messages">
         {messages.items.length === 0 ? (
           <div class="empty">No message yet.</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={['Message', 'Made', 'Alert', 'Type', 'Condition', 'Delivery', 'Last error']}>
+            {messages.items.map((m) => (
               <tr>
-                <th>Message</th>
-                <th>Made</th>
-                <th>Alert</th>
-                <th>Type</th>
-                <th>Condition</th>
-                <th>Delivery</th>
-                <th>Last error</th>
+                <td>
+                  <Id value={m.id} href={taskHref(m.id)} />
+                </td>
+                <td class="nowrap">
+                  <Time at={m.createdAt} />
+                </td>
+                <td>{m.alert}</td>
+                <td>{m.type}</td>
+                <td>{m.condition}</td>
+                <td>
+                  <Badge value={m.state} />
+                </td>
+                <td class="wrap err">{m.lastError ?? ''}</td>
               </tr>
-            </thead>
-            <tbody>
-              {messages.items.map((m) => (
-                <tr>
-                  <td>
-                    <Id value={m.id} href={`/ui/tasks/${encodeURIComponent(m.id)}`} />
-                  </td>
-                  <td class="nowrap">
-                    <Time at={m.createdAt} />
-                  </td>
-                  <td>{m.alert}</td>
-                  <td>{m.type}</td>
-                  <td>{m.condition}</td>
-                  <td>
-                    <Badge value={m.state} />
-                  </td>
-                  <td class="wrap err">{m.lastError ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
-      </div>
+      </TitledPanel>
     </>
   );
   return page(c, deps, 'alerts', 'Alerts', body);

@@ -10,7 +10,10 @@ import { listTasks, type TaskRow } from '../store/queries/tasks.ts';
 import { InlineDecisions, ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration, Id, Time } from './format.tsx';
+import { taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
+import { num, Table } from './table.tsx';
+import { ActionName, Owner, TaskLink } from './task-cells.tsx';
 
 const paging = pageQuery('text');
 const query = pageParams({ state: z.enum(ATTENTION_STATES as [string, ...string[]]).optional(), ...paging, limit: paging.limit.default(100), order: paging.order.default('asc') });
@@ -42,7 +45,7 @@ function Why({ held, stranded, lastError }: { held: Held | null; stranded: TaskR
     const words = strandedWords(stranded);
     return (
       <div class="err">
-        {words.short}: waits for <a href={`/ui/tasks/${encodeURIComponent(stranded.id)}`}>{stranded.id}</a> ({stranded.state}); {words.todo}
+        {words.short}: waits for <a href={taskHref(stranded.id)}>{stranded.id}</a> ({stranded.state}); {words.todo}
       </div>
     );
   }
@@ -90,54 +93,35 @@ export async function attentionPage(c: Context<UiEnv>, deps: UiDeps) {
             <Check /> Nothing waits for a person.
           </div>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th>Task</th>
-                <th>State</th>
-                <th>Action · why it waits</th>
-                <th>Event</th>
-                <th>Age</th>
-                <th>Owner</th>
-                <th class="num">Sends</th>
-                <th>Decide</th>
+          <Table head={['Task', 'State', 'Action · why it waits', 'Event', 'Age', 'Owner', num('Sends'), 'Decide']}>
+            {list.items.map((task) => (
+              <tr id={task.id}>
+                <TaskLink id={task.id} />
+                <td>
+                  <Badge value={task.state} />
+                </td>
+                <td class="why">
+                  <ActionName task={task} />
+                  <Why held={held.get(task.id) ?? null} stranded={task.strandedBy} lastError={task.lastError} />
+                </td>
+                <td>
+                  <Id value={task.eventId} max={16} />
+                </td>
+                <td class="nowrap">
+                  <Time at={task.createdAt} />
+                </td>
+                <Owner owner={task.owner} />
+                <td class="num">{task.attempts}</td>
+                <td class="decide">
+                  {c.get('readOnly') ? (
+                    <ReadOnlyNote inline />
+                  ) : (
+                    <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {list.items.map((task) => (
-                <tr id={task.id}>
-                  <td>
-                    <Id value={task.id} href={`/ui/tasks/${encodeURIComponent(task.id)}`} max={18} />
-                  </td>
-                  <td>
-                    <Badge value={task.state} />
-                  </td>
-                  <td class="why">
-                    <div>
-                      {task.source}/<wbr />
-                      <strong>{task.action}</strong>
-                    </div>
-                    <Why held={held.get(task.id) ?? null} stranded={task.strandedBy} lastError={task.lastError} />
-                  </td>
-                  <td>
-                    <Id value={task.eventId} max={16} />
-                  </td>
-                  <td class="nowrap">
-                    <Time at={task.createdAt} />
-                  </td>
-                  <td>{task.owner ? <span class="owner" title={task.owner}>{task.owner}</span> : <span class="muted">nobody</span>}</td>
-                  <td class="num">{task.attempts}</td>
-                  <td class="decide">
-                    {c.get('readOnly') ? (
-                      <ReadOnlyNote inline />
-                    ) : (
-                      <InlineDecisions taskId={task.id} state={task.state} bodyPurged={task.bodyPurged} csrf={c.get('csrf')} back={back} />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </div>
       {list.hasMore && list.nextCursor ? (

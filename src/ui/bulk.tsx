@@ -10,6 +10,7 @@ import { redirectWithFlash } from './flash.ts';
 import { Csrf, page } from './layout.tsx';
 import { ReadOnlyNote } from './decide-forms.tsx';
 import { filterParams } from './task-filter-form.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 /** A bulk decision's filter, from the dry run's query or the confirming form: state, source and action. */
 const bulkFields = pageParams({ state: blank(states), source: blank(z.string().max(200)), action: blank(z.string().max(200)) });
@@ -75,8 +76,7 @@ export async function bulkDryRunPage(c: Context<UiEnv>, deps: UiDeps, kind: Bulk
       <div class="panel">
         <FilterWords filter={filter} />
       </div>
-      <h2>What it would do</h2>
-      <div class="panel">
+      <TitledPanel title="What it would do">
         <table class="kv" id="dry-run">
           <tbody>
             <tr data-key="count">
@@ -102,7 +102,7 @@ export async function bulkDryRunPage(c: Context<UiEnv>, deps: UiDeps, kind: Bulk
             ))}
           </tbody>
         </table>
-      </div>
+      </TitledPanel>
       {outcome.count === 0 ? (
         <p class="muted">Nothing to {verb.does}. <a href={listOf(filter)}>Back to the list</a>.</p>
       ) : c.get('readOnly') ? (

@@ -1,4 +1,5 @@
 import { OPERATOR_RULES, decisionsFor, type OperatorKind, type TaskDecision } from '../store/operator-rules.ts';
+import { taskHref } from './hrefs.ts';
 import { Csrf } from './layout.tsx';
 
 const LABEL: Record<OperatorKind, string> = {
@@ -22,7 +23,7 @@ export function InlineDecisions({ taskId, state, bodyPurged, csrf, back }: { tas
   const allowed = decisionsFor(state, bodyPurged);
   // A replay is decided on the task page, which shows the replays made so far and sends the latest with the form.
   const kinds = allowed.filter((kind) => kind !== 'replay');
-  const base = `/ui/tasks/${encodeURIComponent(taskId)}`;
+  const base = taskHref(taskId);
   const replay = allowed.includes('replay') ? (
     <a href={base} title={`${OPERATOR_RULES.replay.does}: on the task page, beside its earlier replays`}>
       Replay…
@@ -60,7 +61,7 @@ export function DecisionCards(props: {
   csrf: string;
 }) {
   const { taskId, state, bodyPurged, unshaped, owner, latestReplay, csrf } = props;
-  const base = `/ui/tasks/${encodeURIComponent(taskId)}`;
+  const base = taskHref(taskId);
   const kinds: OperatorKind[] = [...decisionsFor(state, bodyPurged, unshaped), ...((OPERATOR_RULES.assign.from as readonly string[]).includes(state) ? (['assign'] as const) : [])];
   if (kinds.length === 0) return <p class="muted">No decision is open in this state.</p>;
   return (

@@ -10,9 +10,15 @@ import { DECISIONS } from '../store/decisions.ts';
 import type { Page } from '../store/queries/cursor.ts';
 import { deliveryView, listDeliveries, type DeliveryRow } from '../store/queries/deliveries.ts';
 import { searchDeliveries } from '../store/queries/delivery-search.ts';
+import { ChoiceField } from './choice-field.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
-import { Badge, bytes, Id, SourceField, Time } from './format.tsx';
+import { Fact } from './facts.tsx';
+import { Badge, bytes, Id, Time } from './format.tsx';
+import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
+import { Pager } from './pager.tsx';
+import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 const listQuery = pageParams({
   source: blank(z.string().max(200)),
@@ -33,50 +39,33 @@ function searchOf(text: string | undefined): { match?: Filter; problem?: string 
   }
 }
 
-const deliveryHref = (id: string) => `/ui/deliveries/${encodeURIComponent(id)}`;
-
 function DeliveryTable({ rows }: { rows: DeliveryRow[] }) {
   return (
-    <table>
-      <thead>
+    <Table head={['Received', 'Receipt', 'Source', 'Decision', 'Tasks', 'Topic', 'Event ID', "Sender's delivery ID", num('Size')]}>
+      {rows.map((row) => (
         <tr>
-          <th>Received</th>
-          <th>Receipt</th>
-          <th>Source</th>
-          <th>Decision</th>
-          <th>Tasks</th>
-          <th>Topic</th>
-          <th>Event ID</th>
-          <th>Sender's delivery ID</th>
-          <th class="num">Size</th>
+          <td class="nowrap">
+            <Time at={row.receivedAt} />
+          </td>
+          <td>
+            <Id value={row.id} href={deliveryHref(row.id)} max={34} />
+          </td>
+          <td>{row.source}</td>
+          <td>
+            <Badge value={row.decision} />
+          </td>
+          <td class="nowrap">{tasksMadeWords(row) ?? <span class="muted">—</span>}</td>
+          <td class="nowrap">{row.topic ?? <span class="muted">—</span>}</td>
+          <td>
+            <Id value={row.eventId} max={28} />
+          </td>
+          <td>
+            <Id value={row.deliveryId} max={28} />
+          </td>
+          <td class="num">{bytes(row.bodyBytes)}</td>
         </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr>
-            <td class="nowrap">
-              <Time at={row.receivedAt} />
-            </td>
-            <td>
-              <Id value={row.id} href={deliveryHref(row.id)} max={34} />
-            </td>
-            <td>{row.source}</td>
-            <td>
-              <Badge value={row.decision} />
-            </td>
-            <td class="nowrap">{tasksMadeWords(row) ?? <span class="muted">—</span>}</td>
-            <td class="nowrap">{row.topic ?? <span class="muted">—</span>}</td>
-            <td>
-              <Id value={row.eventId} max={28} />
-            </td>
-            <td>
-              <Id value={row.deliveryId} max={28} />
-            </td>
-            <td class="num">{bytes(row.bodyBytes)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </Table>
   );
 }
 
@@ -92,7 +81,6 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
       : await listDeliveries(deps.store.db, filter, pageOf(q));
   const keep = Object.fromEntries(Object.entries({ ...filter, match: q.match }).filter(([, v]) => v !== undefined)) as Record<string, string>;
   const filtered = Object.keys(keep).length > 0;
-  // A page link keeps the filter, the page size and the direction: only the cursor changes.
   const paged = { ...keep, limit: String(q.limit), order: q.order };
   const body = (
     <>
@@ -102,18 +90,8 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
         refused before anything was recorded are counted under <a href="/ui/rejections">Refused</a>.
       </p>
       <form class="filters" method="get" action="/ui/deliveries">
-        <SourceField sources={Object.keys(deps.config.sources)} selected={q.source} />
-        <div class="field">
-          <label for="decision">Decision</label>
-          <select id="decision" name="decision">
-            <option value="">any</option>
-            {Object.values(DECISIONS).map((decision) => (
-              <option value={decision} selected={q.decision === decision}>
-                {decision.replaceAll('_', ' ')}
-              </option>
-            ))}
-          </select>
-        </div>
+        <ChoiceField name="source" label="Source" choices={Object.keys(deps.config.sources)} selected={q.source} />
+        <ChoiceField name="decision" label="Decision" choices={Object.values(DECISIONS)} selected={q.decision} words={(decision) => decision.replaceAll('_', ' ')} />
         <div class="field">
           <label for="eventId">Event ID</label>
           <input id="eventId" name="eventId" value={q.eventId ?? ''} placeholder="exact event ID" />
@@ -134,12 +112,7 @@ export async function deliveriesPage(c: Context<UiEnv>, deps: UiDeps) {
       ) : null}
       <div class="panel">{list.items.length === 0 ? <div class="empty">No deliveries{filtered ? ' match' : ' yet'}{list.partial ? ' among the latest read' : ''}.</div> : <DeliveryTable rows={list.items} />}</div>
       {list.partial ? <p class="muted">The search stopped at its bound of receipts read; older ones may match too (Older →).</p> : null}
-      <div class="pager">
-        {q.cursor ? <a href={`/ui/deliveries?${new URLSearchParams(paged)}`}>{q.order === 'asc' ? 'Oldest' : 'Newest'}</a> : null}
-        {list.hasMore && list.nextCursor ? (
-          <a href={`/ui/deliveries?${new URLSearchParams({ ...paged, cursor: list.nextCursor })}`}>{q.order === 'asc' ? 'Newer →' : 'Older →'}</a>
-        ) : null}
-      </div>
+      <Pager path="/ui/deliveries" paged={paged} at={q.cursor} next={list.hasMore ? list.nextCursor : null} />
     </>
   );
   return page(c, deps, 'deliveries', 'Deliveries', body);
@@ -159,128 +132,85 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
       <p class="lede">{explainDelivery(view)}</p>
       <div class="panel">
         <dl class="facts">
-          <dt>Source</dt>
-          <dd>{view.source}</dd>
-          <dt>Topic</dt>
-          <dd>{view.topic ?? <span class="muted">—</span>}</dd>
-          <dt>Event ID</dt>
-          <dd>
+          <Fact term="Source">{view.source}</Fact>
+          <Fact term="Topic">{view.topic ?? <span class="muted">—</span>}</Fact>
+          <Fact term="Event ID">
             <Id value={view.eventId} href={`/ui/deliveries?${new URLSearchParams({ eventId: view.eventId })}`} max={60} />
-          </dd>
-          <dt>Sender's delivery ID</dt>
-          <dd>
+          </Fact>
+          <Fact term="Sender's delivery ID">
             <Id value={view.deliveryId} max={60} />
-          </dd>
-          <dt>Received</dt>
-          <dd>
+          </Fact>
+          <Fact term="Received">
             <Time at={view.receivedAt} />
-          </dd>
-          <dt>Occurred</dt>
-          <dd>
+          </Fact>
+          <Fact term="Occurred">
             <Time at={view.occurredAt} />
-          </dd>
-          <dt>Body</dt>
-          <dd>
+          </Fact>
+          <Fact term="Body">
             {bytes(view.bodyBytes)} {view.contentType ? <span class="muted">· {view.contentType}</span> : null}
-          </dd>
-          <dt>sha256</dt>
-          <dd>
+          </Fact>
+          <Fact term="sha256">
             <Id value={view.bodySha256} max={17} />
-          </dd>
+          </Fact>
           {view.matched ? (
-            <>
-              <dt>Matched</dt>
-              <dd>
-                <Id value={view.matched.id} href={deliveryHref(view.matched.id)} /> <Badge value={view.matched.decision} />
-              </dd>
-            </>
+            <Fact term="Matched">
+              <Id value={view.matched.id} href={deliveryHref(view.matched.id)} /> <Badge value={view.matched.decision} />
+            </Fact>
           ) : null}
           {view.origin && view.origin.id !== view.id ? (
-            <>
-              <dt>Tasks created by</dt>
-              <dd>
-                <Id value={view.origin.id} href={deliveryHref(view.origin.id)} />
-              </dd>
-            </>
+            <Fact term="Tasks created by">
+              <Id value={view.origin.id} href={deliveryHref(view.origin.id)} />
+            </Fact>
           ) : null}
         </dl>
       </div>
 
-      <h2>Tasks</h2>
-      <div class="panel">
+      <TitledPanel title="Tasks">
         {view.tasks.length === 0 ? (
           <div class="empty">{view.skipped.length > 0 ? 'No task: no action took this delivery (below).' : 'No task: no configured action takes this topic.'}</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={['Task', 'Action', 'State', 'Owner', 'Reference', 'Last error']}>
+            {view.tasks.map((task) => (
               <tr>
-                <th>Task</th>
-                <th>Action</th>
-                <th>State</th>
-                <th>Owner</th>
-                <th>Reference</th>
-                <th>Last error</th>
+                <td>
+                  <Id value={task.id} href={taskHref(task.id)} />
+                </td>
+                <td>{task.action}</td>
+                <td>
+                  <Badge value={task.state} />
+                </td>
+                <td>{task.owner ?? <span class="muted">—</span>}</td>
+                <td>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</td>
+                <td class="wrap err">{task.lastError ?? ''}</td>
               </tr>
-            </thead>
-            <tbody>
-              {view.tasks.map((task) => (
-                <tr>
-                  <td>
-                    <Id value={task.id} href={`/ui/tasks/${encodeURIComponent(task.id)}`} />
-                  </td>
-                  <td>{task.action}</td>
-                  <td>
-                    <Badge value={task.state} />
-                  </td>
-                  <td>{task.owner ?? <span class="muted">—</span>}</td>
-                  <td>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</td>
-                  <td class="wrap err">{task.lastError ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
-      </div>
+      </TitledPanel>
 
       {view.skipped.length > 0 ? (
-        <>
-          <h2>Actions that made no task</h2>
-          <div class="panel">
-            <table>
-              <thead>
-                <tr>
-                  <th>Action</th>
-                  <th>Why</th>
-                  <th>What did not match</th>
-                </tr>
-              </thead>
-              <tbody>
-                {view.skipped.map((skip) => (
-                  <tr>
-                    <td>{skip.action}</td>
-                    <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
-                    <td class="wrap">
-                      <code>{skip.detail}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
+        <TitledPanel title="Actions that made no task">
+          <Table head={['Action', 'Why', 'What did not match']}>
+            {view.skipped.map((skip) => (
+              <tr>
+                <td>{skip.action}</td>
+                <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
+                <td class="wrap">
+                  <code>{skip.detail}</code>
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </TitledPanel>
       ) : null}
 
       {view.repeats.length > 0 ? (
-        <>
-          <h2>Later repeats of this receipt</h2>
-          <div class="panel">
-            <DeliveryTable rows={view.repeats} />
-          </div>
-        </>
+        <TitledPanel title="Later repeats of this receipt">
+          <DeliveryTable rows={view.repeats} />
+        </TitledPanel>
       ) : null}
 
-      <h2>Body received</h2>
-      <div class="panel">
+      <TitledPanel title="Body received">
         {received.body === null ? (
           <p class="muted">Purged by retention, with the headers it came with.</p>
         ) : (
@@ -290,10 +220,9 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
             {received.bodyTruncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
           </>
         )}
-      </div>
+      </TitledPanel>
 
-      <h2>Headers</h2>
-      <div class="panel">
+      <TitledPanel title="Headers">
         {view.headers === null ? (
           <p class="muted">Purged by retention, with the bodies of the request they came with.</p>
         ) : (
@@ -310,7 +239,7 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
             </tbody>
           </table>
         )}
-      </div>
+      </TitledPanel>
     </>
   );
   return page(c, deps, 'deliveries', `Delivery ${view.id}`, body);

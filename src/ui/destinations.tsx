@@ -5,6 +5,7 @@ import { ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, Time } from './format.tsx';
 import { Csrf, page } from './layout.tsx';
+import { Table } from './table.tsx';
 
 function limitWords(limit: NonNullable<DestinationWithUse['limit']>, tokens: number | null): string {
   const rate = limit.perSecond === null ? null : `${limit.perSecond}/s, burst ${limit.burst}${tokens === null ? '' : ` (${Math.floor(tokens)} left)`}`;
@@ -24,61 +25,46 @@ export async function destinationsPage(c: Context<UiEnv>, deps: UiDeps) {
         more at once, than its limits allow, from all instances together; its other tasks wait, pending.
       </p>
       <div class="panel">
-        <table>
-          <thead>
+        <Table head={['Origin', 'Status', 'Actions', 'Limits', 'In flight', 'Waiting', 'Why', 'Since / until', 'Resume']}>
+          {items.map((d) => (
             <tr>
-              <th>Origin</th>
-              <th>Status</th>
-              <th>Actions</th>
-              <th>Limits</th>
-              <th>In flight</th>
-              <th>Waiting</th>
-              <th>Why</th>
-              <th>Since / until</th>
-              <th>Resume</th>
+              <td>
+                <code class="id">{d.origin}</code>
+              </td>
+              <td>
+                <Badge value={d.status} />
+              </td>
+              <td class="wrap">{originUses(d) || <span class="muted">none configured</span>}</td>
+              <td class="nowrap">{d.limit ? limitWords(d.limit, d.tokens) : <span class="muted">none</span>}</td>
+              <td>
+                {d.inFlight}
+                {d.limit?.maxInFlight ? <span class="muted"> / {d.limit.maxInFlight}</span> : null}
+              </td>
+              <td>
+                {d.waiting}
+                {d.waitingLookups > 0 ? <span class="muted"> + {d.waitingLookups} lookups</span> : null}
+              </td>
+              <td class="wrap err">{d.pausedReason ?? ''}</td>
+              <td class="nowrap">{d.status === 'paused' ? <Time at={d.pausedAt} /> : d.status === 'cooling' ? <Time at={d.cooldownUntil} /> : <span class="muted">—</span>}</td>
+              <td>
+                {d.status === 'paused' && c.get('readOnly') ? (
+                  <ReadOnlyNote inline />
+                ) : d.status === 'paused' ? (
+                  <form class="inline" method="post" action="/ui/destinations/resume">
+                    <Csrf token={c.get('csrf')} />
+                    <input type="hidden" name="origin" value={d.origin} />
+                    <input name="note" required placeholder="note: what was fixed" maxlength={2000} aria-label={`note for ${d.origin}`} />
+                    <button type="submit" class="primary">
+                      Resume
+                    </button>
+                  </form>
+                ) : (
+                  <span class="muted">—</span>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {items.map((d) => (
-              <tr>
-                <td>
-                  <code class="id">{d.origin}</code>
-                </td>
-                <td>
-                  <Badge value={d.status} />
-                </td>
-                <td class="wrap">{originUses(d) || <span class="muted">none configured</span>}</td>
-                <td class="nowrap">{d.limit ? limitWords(d.limit, d.tokens) : <span class="muted">none</span>}</td>
-                <td>
-                  {d.inFlight}
-                  {d.limit?.maxInFlight ? <span class="muted"> / {d.limit.maxInFlight}</span> : null}
-                </td>
-                <td>
-                  {d.waiting}
-                  {d.waitingLookups > 0 ? <span class="muted"> + {d.waitingLookups} lookups</span> : null}
-                </td>
-                <td class="wrap err">{d.pausedReason ?? ''}</td>
-                <td class="nowrap">{d.status === 'paused' ? <Time at={d.pausedAt} /> : d.status === 'cooling' ? <Time at={d.cooldownUntil} /> : <span class="muted">—</span>}</td>
-                <td>
-                  {d.status === 'paused' && c.get('readOnly') ? (
-                    <ReadOnlyNote inline />
-                  ) : d.status === 'paused' ? (
-                    <form class="inline" method="post" action="/ui/destinations/resume">
-                      <Csrf token={c.get('csrf')} />
-                      <input type="hidden" name="origin" value={d.origin} />
-                      <input name="note" required placeholder="note: what was fixed" maxlength={2000} aria-label={`note for ${d.origin}`} />
-                      <button type="submit" class="primary">
-                        Resume
-                      </button>
-                    </form>
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       </div>
     </>
   );

@@ -80,20 +80,3 @@ export function Badge({ value }: { value: string | null }) {
   if (value === null) return <span class="muted">—</span>;
   return <span class={`badge ${TONES[value] ?? 'neutral'}`}>{value.replaceAll('_', ' ')}</span>;
 }
-
-/** A filter form's choice of source: any, or one of the config's. */
-export function SourceField({ sources, selected }: { sources: readonly string[]; selected: string | undefined }) {
-  return (
-    <div class="field">
-      <label for="source">Source</label>
-      <select id="source" name="source">
-        <option value="">any</option>
-        {sources.map((source) => (
-          <option value={source} selected={selected === source}>
-            {source}
-          </option>
-        ))}
-      </select>
-    </div>
-  );
-}

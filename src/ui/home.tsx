@@ -13,6 +13,7 @@ import { Bars, keysOf, StackedBars, Swatch, totalsOf, words } from './chart.tsx'
 import type { UiDeps, UiEnv } from './env.ts';
 import { duration } from './format.tsx';
 import { page } from './layout.tsx';
+import { num, Table } from './table.tsx';
 
 const query = pageParams({ range: z.enum(Object.keys(RANGES) as [Range, ...Range[]]).default('hour') });
 
@@ -200,26 +201,17 @@ export async function homePage(c: Context<UiEnv>, deps: UiDeps) {
             />
           </div>
           <div class="panel numbers" id="queue-numbers">
-            <table class="totals">
-              <thead>
-                <tr>
-                  <th>State</th>
-                  <th class="num">Tasks</th>
-                  <th class="num">Oldest</th>
+            <Table head={['State', num('Tasks'), num('Oldest')]} class="totals">
+              {queueRows.map((row) => (
+                <tr data-key={row.key}>
+                  <td>
+                    <Swatch k={row.key} /> <a href={`/ui/attention?state=${row.key}`}>{row.label}</a>
+                  </td>
+                  <td class="num">{count(row.n)}</td>
+                  <td class="num">{row.n ? duration(inQueue(row.key)?.oldestAgeSeconds ?? null) : '—'}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {queueRows.map((row) => (
-                  <tr data-key={row.key}>
-                    <td>
-                      <Swatch k={row.key} /> <a href={`/ui/attention?state=${row.key}`}>{row.label}</a>
-                    </td>
-                    <td class="num">{count(row.n)}</td>
-                    <td class="num">{row.n ? duration(inQueue(row.key)?.oldestAgeSeconds ?? null) : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           </div>
         </div>
       </section>

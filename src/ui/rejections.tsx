@@ -3,9 +3,12 @@ import { z } from 'zod';
 import { blank, pageParams, readQuery } from '../http/input.ts';
 import { rejectionsReport, rejectionsSince } from '../operate/rejections.ts';
 import type { RejectionTally } from '../store/queries/rejections.ts';
+import { ChoiceField } from './choice-field.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
-import { SourceField, Time } from './format.tsx';
+import { Time } from './format.tsx';
 import { page } from './layout.tsx';
+import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 const query = pageParams({ source: blank(z.string().max(200)), since: blank(z.string().max(100)) });
 
@@ -38,17 +41,8 @@ export async function rejectionsPage(c: Context<UiEnv>, deps: UiDeps) {
         {` ${report.kept.minutes / 60} `}hours, with the latest {report.kept.samplesPerReason} of each. No body and no header value is kept.
       </p>
       <form class="filters" method="get" action="/ui/rejections">
-        <SourceField sources={Object.keys(deps.config.sources)} selected={q.source} />
-        <div class="field">
-          <label for="since">Since</label>
-          <select id="since" name="since">
-            {SINCE_CHOICES.map((choice) => (
-              <option value={choice} selected={since === choice}>
-                {choice} ago
-              </option>
-            ))}
-          </select>
-        </div>
+        <ChoiceField name="source" label="Source" choices={Object.keys(deps.config.sources)} selected={q.source} />
+        <ChoiceField name="since" label="Since" choices={SINCE_CHOICES} selected={since} any={false} words={(choice) => `${choice} ago`} />
         <button type="submit" class="primary">
           Show
         </button>
@@ -57,68 +51,44 @@ export async function rejectionsPage(c: Context<UiEnv>, deps: UiDeps) {
         {report.items.length === 0 ? (
           <div class="empty">No request was refused since {since} ago.</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={['Source', 'Reason', num('Refused'), 'Per minute']}>
+            {report.items.map((tally) => (
               <tr>
-                <th>Source</th>
-                <th>Reason</th>
-                <th class="num">Refused</th>
-                <th>Per minute</th>
+                <td>{tally.source}</td>
+                <td>
+                  <code>{tally.reason}</code>
+                </td>
+                <td class="num">{tally.total}</td>
+                <td class="wrap">
+                  <Minutes tally={tally} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {report.items.map((tally) => (
-                <tr>
-                  <td>{tally.source}</td>
-                  <td>
-                    <code>{tally.reason}</code>
-                  </td>
-                  <td class="num">{tally.total}</td>
-                  <td class="wrap">
-                    <Minutes tally={tally} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </div>
       {report.items.some((tally) => tally.samples.length > 0) ? (
-        <>
-          <h2>Latest refused</h2>
-          <div class="panel">
-            <table>
-              <thead>
+        <TitledPanel title="Latest refused">
+          <Table head={['When', 'Source', 'Reason', 'From', 'Header names']}>
+            {report.items.flatMap((tally) =>
+              tally.samples.map((sample) => (
                 <tr>
-                  <th>When</th>
-                  <th>Source</th>
-                  <th>Reason</th>
-                  <th>From</th>
-                  <th>Header names</th>
+                  <td class="nowrap">
+                    <Time at={new Date(sample.at)} />
+                  </td>
+                  <td>{tally.source}</td>
+                  <td>
+                    <code>{sample.reason}</code>
+                  </td>
+                  <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
+                  <td class="wrap">
+                    <code>{sample.headerNames.join(' ')}</code>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {report.items.flatMap((tally) =>
-                  tally.samples.map((sample) => (
-                    <tr>
-                      <td class="nowrap">
-                        <Time at={new Date(sample.at)} />
-                      </td>
-                      <td>{tally.source}</td>
-                      <td>
-                        <code>{sample.reason}</code>
-                      </td>
-                      <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
-                      <td class="wrap">
-                        <code>{sample.headerNames.join(' ')}</code>
-                      </td>
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
-          </div>
-        </>
+              )),
+            )}
+          </Table>
+        </TitledPanel>
       ) : null}
     </>
   );

@@ -12,6 +12,7 @@ import type { UiDeps, UiEnv } from './env.ts';
 import { formLimit } from './form-limit.tsx';
 import { refuseReadOnly, requireCsrf, requireSession } from './guard.tsx';
 import { homePage } from './home.tsx';
+import { deliveryHref, taskHref } from './hrefs.ts';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
 import { rejectionsPage } from './rejections.tsx';
@@ -71,8 +72,8 @@ export function uiRoutes(deps: UiDeps): Hono {
   // The header's jump box: a task or a receipt by its ID.
   app.get('/go', (c) => {
     const id = (c.req.query('id') ?? '').trim();
-    if (id.startsWith('t_')) return c.redirect(`/ui/tasks/${encodeURIComponent(id)}`, 303);
-    if (id.startsWith('d_')) return c.redirect(`/ui/deliveries/${encodeURIComponent(id)}`, 303);
+    if (id.startsWith('t_')) return c.redirect(taskHref(id), 303);
+    if (id.startsWith('d_')) return c.redirect(deliveryHref(id), 303);
     return c.redirect(`/ui/deliveries?${new URLSearchParams({ eventId: id })}`, 303);
   });
 

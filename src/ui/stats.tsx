@@ -2,6 +2,8 @@ import type { Context } from 'hono';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, duration } from './format.tsx';
 import { page } from './layout.tsx';
+import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 function Card({ value, label, sub, warn }: { value: number; label: string; sub?: string; warn?: boolean }) {
   return (
@@ -68,29 +70,19 @@ export async function statsPage(c: Context<UiEnv>, deps: UiDeps) {
       </div>
       <div class="grid2">
         <div>
-          <h2>Tasks by state</h2>
-          <div class="panel">
-            <table>
-              <thead>
+          <TitledPanel title="Tasks by state">
+            <Table head={['State', num('Count'), num('Oldest')]}>
+              {s.tasks.map((row) => (
                 <tr>
-                  <th>State</th>
-                  <th class="num">Count</th>
-                  <th class="num">Oldest</th>
+                  <td>
+                    <Badge value={row.state} />
+                  </td>
+                  <td class="num">{row.count.toLocaleString('en')}</td>
+                  <td class="num">{duration(row.oldestAgeSeconds)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {s.tasks.map((row) => (
-                  <tr>
-                    <td>
-                      <Badge value={row.state} />
-                    </td>
-                    <td class="num">{row.count.toLocaleString('en')}</td>
-                    <td class="num">{duration(row.oldestAgeSeconds)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              ))}
+            </Table>
+          </TitledPanel>
         </div>
         <div>
           <h2>Alert messages by state</h2>

@@ -5,7 +5,7 @@ import { checkAttentionStates, states } from '../http/task-query.ts';
 import type { BulkFilter } from '../operate/bulk.ts';
 import type { Config } from '../config/schema.ts';
 import { TASK_STATES } from '../store/decisions.ts';
-import { SourceField } from './format.tsx';
+import { ChoiceField } from './choice-field.tsx';
 
 const paging = pageQuery('text');
 
@@ -61,18 +61,8 @@ export function TaskFilterForm({ q, config }: { q: TaskListQuery; config: Config
           </label>
         ))}
       </fieldset>
-      <SourceField sources={Object.keys(config.sources)} selected={q.source} />
-      <div class="field">
-        <label for="action">Action</label>
-        <select id="action" name="action">
-          <option value="">any</option>
-          {actionNames(config).map((action) => (
-            <option value={action} selected={q.action === action}>
-              {action}
-            </option>
-          ))}
-        </select>
-      </div>
+      <ChoiceField name="source" label="Source" choices={Object.keys(config.sources)} selected={q.source} />
+      <ChoiceField name="action" label="Action" choices={actionNames(config)} selected={q.action} />
       <div class="field">
         <label for="owner">Owner</label>
         <input id="owner" name="owner" value={q.owner ?? ''} placeholder="exact name" maxlength={100} />
@@ -81,17 +71,7 @@ export function TaskFilterForm({ q, config }: { q: TaskListQuery; config: Config
         <label for="eventId">Event ID</label>
         <input id="eventId" name="eventId" value={q.eventId ?? ''} placeholder="exact event ID" maxlength={500} />
       </div>
-      <div class="field">
-        <label for="order">Order</label>
-        <select id="order" name="order">
-          <option value="desc" selected={q.order === 'desc'}>
-            newest first
-          </option>
-          <option value="asc" selected={q.order === 'asc'}>
-            oldest first
-          </option>
-        </select>
-      </div>
+      <ChoiceField name="order" label="Order" choices={['desc', 'asc']} selected={q.order} any={false} words={(order) => (order === 'asc' ? 'oldest first' : 'newest first')} />
       <label class="check attention">
         <input type="checkbox" name="attention" value="true" checked={q.attention ?? false} /> only what waits for a person
       </label>

@@ -7,10 +7,12 @@ import { HttpError } from '../errors.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
 import { DecisionCards, ReadOnlyNote } from './decide-forms.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
+import { Fact } from './facts.tsx';
 import { Badge, bytes, Id, ms, Time } from './format.tsx';
+import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
-
-const taskHref = (id: string) => `/ui/tasks/${encodeURIComponent(id)}`;
+import { num, Table } from './table.tsx';
+import { TitledPanel } from './titled-panel.tsx';
 
 /** What an operator action changed, in a few words: its starting state and what it named. */
 function detailWords(detail: Record<string, unknown> | null): string {
@@ -46,101 +48,73 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
 
       <div class="panel">
         <dl class="facts">
-          <dt>Action</dt>
-          <dd>
+          <Fact term="Action">
             {task.source}/<strong>{task.action}</strong>
-          </dd>
-          <dt>Owner</dt>
-          <dd>{task.owner ?? <span class="muted">nobody</span>}</dd>
-          <dt>Event</dt>
-          <dd>
+          </Fact>
+          <Fact term="Owner">{task.owner ?? <span class="muted">nobody</span>}</Fact>
+          <Fact term="Event">
             <Id value={task.eventId} max={60} /> {task.topic ? <span class="muted">· {task.topic}</span> : null}
-          </dd>
-          <dt>Delivery</dt>
-          <dd>
-            <Id value={task.deliveryId} href={`/ui/deliveries/${encodeURIComponent(task.deliveryId)}`} />
-          </dd>
-          <dt>Created</dt>
-          <dd>
+          </Fact>
+          <Fact term="Delivery">
+            <Id value={task.deliveryId} href={deliveryHref(task.deliveryId)} />
+          </Fact>
+          <Fact term="Created">
             <Time at={task.createdAt} />
-          </dd>
-          <dt>Updated</dt>
-          <dd>
+          </Fact>
+          <Fact term="Updated">
             <Time at={task.updatedAt} />
-          </dd>
-          <dt>Sends · lookups</dt>
-          <dd>
+          </Fact>
+          <Fact term="Sends · lookups">
             {task.attempts} · {task.lookups}
-          </dd>
-          <dt>Next attempt</dt>
-          <dd>{task.state === 'pending' || task.state === 'outcome_unknown' ? <Time at={task.nextAttemptAt} /> : <span class="muted">—</span>}</dd>
-          <dt>Stored body</dt>
-          <dd>
+          </Fact>
+          <Fact term="Next attempt">{task.state === 'pending' || task.state === 'outcome_unknown' ? <Time at={task.nextAttemptAt} /> : <span class="muted">—</span>}</Fact>
+          <Fact term="Stored body">
             {task.bodyBytes === null ? <span class="muted">purged by retention</span> : bytes(task.bodyBytes)}
             {task.contentType ? <span class="muted"> · {task.contentType}</span> : null}
-          </dd>
-          <dt>sha256</dt>
-          <dd>
+          </Fact>
+          <Fact term="sha256">
             <Id value={task.bodySha256} max={17} />
-          </dd>
+          </Fact>
           {request ? (
             <>
-              <dt>Request</dt>
-              <dd>
+              <Fact term="Request">
                 <code>
                   {request.method} {request.url}
                 </code>
                 {request.headers.length > 0 ? <span class="muted"> · headers {request.headers.join(', ')} (values not shown)</span> : null}
-              </dd>
+              </Fact>
               {request.lookupUrl ? (
-                <>
-                  <dt>Lookup</dt>
-                  <dd>
-                    <code>GET {request.lookupUrl}</code>
-                  </dd>
-                </>
+                <Fact term="Lookup">
+                  <code>GET {request.lookupUrl}</code>
+                </Fact>
               ) : null}
             </>
           ) : null}
           {task.transformError ? (
-            <>
-              <dt>{isUrlError(task.transformError) ? 'URL' : 'Transform'}</dt>
-              <dd>
-                <span class="err">failed: {task.transformError}</span>
-              </dd>
-            </>
+            <Fact term={isUrlError(task.transformError) ? 'URL' : 'Transform'}>
+              <span class="err">failed: {task.transformError}</span>
+            </Fact>
           ) : null}
-          <dt>Reference</dt>
-          <dd>{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</dd>
-          <dt>Last error</dt>
-          <dd>{task.lastError ? <span class="err">{task.lastError}</span> : <span class="muted">—</span>}</dd>
+          <Fact term="Reference">{task.resultReference ? <code>{task.resultReference}</code> : <span class="muted">—</span>}</Fact>
+          <Fact term="Last error">{task.lastError ? <span class="err">{task.lastError}</span> : <span class="muted">—</span>}</Fact>
           {task.replayOf ? (
-            <>
-              <dt>Replay of</dt>
-              <dd>
-                <Id value={task.replayOf} href={taskHref(task.replayOf)} />
-              </dd>
-            </>
+            <Fact term="Replay of">
+              <Id value={task.replayOf} href={taskHref(task.replayOf)} />
+            </Fact>
           ) : null}
           {task.afterTaskId ? (
-            <>
-              <dt>Runs after</dt>
-              <dd>
-                <Id value={task.afterTaskId} href={taskHref(task.afterTaskId)} />
-              </dd>
-            </>
+            <Fact term="Runs after">
+              <Id value={task.afterTaskId} href={taskHref(task.afterTaskId)} />
+            </Fact>
           ) : null}
         </dl>
       </div>
 
       {task.body ? (
-        <>
-          <h2>{task.transformError ? "The delivery's bytes, kept for the transform" : 'What every attempt sends'}</h2>
-          <div class="panel">
-            <pre class="body">{task.body.text}</pre>
-            {task.body.truncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
-          </div>
-        </>
+        <TitledPanel title={task.transformError ? "The delivery's bytes, kept for the transform" : 'What every attempt sends'}>
+          <pre class="body">{task.body.text}</pre>
+          {task.body.truncated ? <div class="muted">Cut at 64 KiB; the sha256 above is of the whole body.</div> : null}
+        </TitledPanel>
       ) : null}
 
       <h2>Decide</h2>
@@ -158,103 +132,70 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
         />
       )}
 
-      <h2>Attempts</h2>
-      <div class="panel">
+      <TitledPanel title="Attempts">
         {task.ledger.length === 0 ? (
           <div class="empty">Not attempted yet.</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={[num('#'), 'Kind', 'Started', num('HTTP'), 'Class', num('Duration'), 'Reference', 'Decision', 'Error']}>
+            {task.ledger.map((attempt) => (
               <tr>
-                <th class="num">#</th>
-                <th>Kind</th>
-                <th>Started</th>
-                <th class="num">HTTP</th>
-                <th>Class</th>
-                <th class="num">Duration</th>
-                <th>Reference</th>
-                <th>Decision</th>
-                <th>Error</th>
+                <td class="num">{attempt.number}</td>
+                <td>{attempt.kind}</td>
+                <td class="nowrap">
+                  <Time at={attempt.startedAt} />
+                </td>
+                <td class="num">{attempt.responseStatus ?? <span class="muted">—</span>}</td>
+                <td>{attempt.class ? <Badge value={attempt.class} /> : <Badge value="in_progress" />}</td>
+                <td class="num">{ms(attempt.durationMs)}</td>
+                <td>{attempt.reference ? <code>{attempt.reference}</code> : <span class="muted">—</span>}</td>
+                <td class="wrap">{attempt.decision ?? <span class="muted">—</span>}</td>
+                <td class="wrap err">{attempt.error ?? ''}</td>
               </tr>
-            </thead>
-            <tbody>
-              {task.ledger.map((attempt) => (
-                <tr>
-                  <td class="num">{attempt.number}</td>
-                  <td>{attempt.kind}</td>
-                  <td class="nowrap">
-                    <Time at={attempt.startedAt} />
-                  </td>
-                  <td class="num">{attempt.responseStatus ?? <span class="muted">—</span>}</td>
-                  <td>{attempt.class ? <Badge value={attempt.class} /> : <Badge value="in_progress" />}</td>
-                  <td class="num">{ms(attempt.durationMs)}</td>
-                  <td>{attempt.reference ? <code>{attempt.reference}</code> : <span class="muted">—</span>}</td>
-                  <td class="wrap">{attempt.decision ?? <span class="muted">—</span>}</td>
-                  <td class="wrap err">{attempt.error ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
-      </div>
+      </TitledPanel>
 
-      <h2>Operator actions</h2>
-      <div class="panel">
+      <TitledPanel title="Operator actions">
         {task.operatorActions.length === 0 ? (
           <div class="empty">No person has decided anything about this task.</div>
         ) : (
-          <table>
-            <thead>
+          <Table head={['When', 'Who', 'Decision', 'Note', 'Detail']}>
+            {task.operatorActions.map((action) => (
               <tr>
-                <th>When</th>
-                <th>Who</th>
-                <th>Decision</th>
-                <th>Note</th>
-                <th>Detail</th>
+                <td class="nowrap">
+                  <Time at={action.createdAt} />
+                </td>
+                <td>
+                  <strong>{action.actor}</strong>
+                </td>
+                <td>{action.kind}</td>
+                <td class="wrap">{action.note}</td>
+                <td class="muted">{detailWords(action.detail ?? null)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {task.operatorActions.map((action) => (
-                <tr>
-                  <td class="nowrap">
-                    <Time at={action.createdAt} />
-                  </td>
-                  <td>
-                    <strong>{action.actor}</strong>
-                  </td>
-                  <td>{action.kind}</td>
-                  <td class="wrap">{action.note}</td>
-                  <td class="muted">{detailWords(action.detail ?? null)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
-      </div>
+      </TitledPanel>
 
       {task.replays.length > 0 ? (
-        <>
-          <h2>Replays</h2>
-          <div class="panel">
-            <table>
-              <tbody>
-                {task.replays.map((replay) => (
-                  <tr>
-                    <td>
-                      <Id value={replay.id} href={taskHref(replay.id)} />
-                    </td>
-                    <td>
-                      <Badge value={replay.state} />
-                    </td>
-                    <td>
-                      <Time at={replay.createdAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
+        <TitledPanel title="Replays">
+          <Table>
+            {task.replays.map((replay) => (
+              <tr>
+                <td>
+                  <Id value={replay.id} href={taskHref(replay.id)} />
+                </td>
+                <td>
+                  <Badge value={replay.state} />
+                </td>
+                <td>
+                  <Time at={replay.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </TitledPanel>
       ) : null}
     </>
   );

@@ -6,6 +6,9 @@ import { listTasks } from '../store/queries/tasks.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { Badge, Id, Time } from './format.tsx';
 import { page } from './layout.tsx';
+import { Pager } from './pager.tsx';
+import { num, Table } from './table.tsx';
+import { ActionName, Owner, TaskLink } from './task-cells.tsx';
 import { bulkPart, filterParams, readTaskQuery, TaskFilterForm, type TaskListQuery } from './task-filter-form.tsx';
 
 /**
@@ -60,7 +63,6 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
   const holding = await heldAmong(deps.store, paused, list.items);
   const keep = filterParams(q);
   const filtered = Object.keys(keep).length > 0;
-  // A page link keeps the filter, the page size and the direction: only the cursor changes.
   const paged = { ...keep, limit: String(q.limit), order: q.order };
   const body = (
     <>
@@ -72,62 +74,38 @@ export async function tasksPage(c: Context<UiEnv>, deps: UiDeps) {
         {list.items.length === 0 ? (
           <div class="empty">No tasks{filtered ? ' match this filter' : ' yet'}.</div>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th>Task</th>
-                <th>State</th>
-                <th>Action · last error</th>
-                <th>Event</th>
-                <th>Owner</th>
-                <th>Created</th>
-                <th>Updated</th>
-                <th class="num">Sends</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.items.map((task) => {
-                const held = holding.get(task.id);
-                return (
-                  <tr id={task.id}>
-                    <td>
-                      <Id value={task.id} href={`/ui/tasks/${encodeURIComponent(task.id)}`} max={18} />
-                    </td>
-                    <td>
-                      <Badge value={task.state} />
-                      {task.bodyPurged ? <div class="muted">body purged</div> : null}
-                    </td>
-                    <td class="why">
-                      <div>
-                        {task.source}/<wbr />
-                        <strong>{task.action}</strong>
-                      </div>
-                      {held ? <div class="err">{heldWordsOf(held)}</div> : task.lastError ? <div class="err">{task.lastError}</div> : null}
-                    </td>
-                    <td>
-                      <Id value={task.eventId} href={`/ui/tasks?${new URLSearchParams({ eventId: task.eventId })}`} max={16} />
-                    </td>
-                    <td>{task.owner ? <span class="owner" title={task.owner}>{task.owner}</span> : <span class="muted">nobody</span>}</td>
-                    <td class="nowrap">
-                      <Time at={task.createdAt} />
-                    </td>
-                    <td class="nowrap">
-                      <Time at={task.updatedAt} />
-                    </td>
-                    <td class="num">{task.attempts}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <Table head={['Task', 'State', 'Action · last error', 'Event', 'Owner', 'Created', 'Updated', num('Sends')]}>
+            {list.items.map((task) => {
+              const held = holding.get(task.id);
+              return (
+                <tr id={task.id}>
+                  <TaskLink id={task.id} />
+                  <td>
+                    <Badge value={task.state} />
+                    {task.bodyPurged ? <div class="muted">body purged</div> : null}
+                  </td>
+                  <td class="why">
+                    <ActionName task={task} />
+                    {held ? <div class="err">{heldWordsOf(held)}</div> : task.lastError ? <div class="err">{task.lastError}</div> : null}
+                  </td>
+                  <td>
+                    <Id value={task.eventId} href={`/ui/tasks?${new URLSearchParams({ eventId: task.eventId })}`} max={16} />
+                  </td>
+                  <Owner owner={task.owner} />
+                  <td class="nowrap">
+                    <Time at={task.createdAt} />
+                  </td>
+                  <td class="nowrap">
+                    <Time at={task.updatedAt} />
+                  </td>
+                  <td class="num">{task.attempts}</td>
+                </tr>
+              );
+            })}
+          </Table>
         )}
       </div>
-      <div class="pager">
-        {q.cursor ? <a href={`/ui/tasks?${new URLSearchParams(paged)}`}>{q.order === 'asc' ? 'Oldest' : 'Newest'}</a> : null}
-        {list.hasMore && list.nextCursor ? (
-          <a href={`/ui/tasks?${new URLSearchParams({ ...paged, cursor: list.nextCursor })}`}>{q.order === 'asc' ? 'Newer →' : 'Older →'}</a>
-        ) : null}
-      </div>
+      <Pager path="/ui/tasks" paged={paged} at={q.cursor} next={list.hasMore ? list.nextCursor : null} />
     </>
   );
   return page(c, deps, 'tasks', 'Tasks', body);

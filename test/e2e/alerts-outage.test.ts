@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageId } from '../../src/alerts/watcher.ts';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
-import { ALERT_SIGNING, arrivals, listedMessages, receivedAlerts, severalRounds, TEST_ROUND_ARGS, type ListedMessage } from '../support/alert-receiver.ts';
+import { ALERT_SIGNING, arrivals, listedMessages, receivedAlerts, severalRounds, startConditionTargets, TEST_ROUND_ARGS, topicAction, type ListedMessage } from '../support/alert-receiver.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { waitFor } from '../support/forwarding.ts';
@@ -38,15 +38,12 @@ describe('the alert endpoint down, then up again', () => {
   let root: string;
 
   beforeAll(async () => {
-    [endpoint, api, refusing] = await Promise.all([startDownstream(), startDownstream(), startDownstream()]);
+    [endpoint, { api, refusing }] = await Promise.all([startDownstream(), startConditionTargets()]);
     door = await startProxy('127.0.0.1', Number(new URL(endpoint.url).port));
     await door.refuse();
     mark('alert endpoint refuses connections');
-    api.script('/rejects', { otherwise: { status: 422 } });
-    refusing.script('/refused', { otherwise: { status: 401 } });
     root = mkdtempSync(join(tmpdir(), 'oncehook-alerts-outage-'));
     const configFile = join(root, 'config.json');
-    const action = (url: string, topic: string) => ({ url, topics: [topic], timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 200 } });
     writeFileSync(
       configFile,
       JSON.stringify({
@@ -64,9 +61,9 @@ describe('the alert endpoint down, then up again', () => {
             adapter: 'shopify',
             secrets: [SHOP_SECRET],
             actions: {
-              rejects: action(`${api.url}/rejects`, 'rejects'),
-              ok: action(`${api.url}/ok`, 'ok'),
-              refused: action(`${refusing.url}/refused`, 'refused'),
+              rejects: topicAction(`${api.url}/rejects`, 'rejects'),
+              ok: topicAction(`${api.url}/ok`, 'ok'),
+              refused: topicAction(`${refusing.url}/refused`, 'refused'),
             },
           },
         },

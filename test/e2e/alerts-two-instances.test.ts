@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageId } from '../../src/alerts/watcher.ts';
 import { ROUND_LOCK } from '../../src/store/atomic/alerts.ts';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
-import { ALERT_SIGNING, alertSequences, arrivals, listedMessages, receivedAlerts, severalRounds, TEST_ROUND_ARGS } from '../support/alert-receiver.ts';
+import { ALERT_SIGNING, alertSequences, arrivals, listedMessages, receivedAlerts, severalRounds, startConditionTargets, TEST_ROUND_ARGS, topicAction } from '../support/alert-receiver.ts';
 import { post, SHOP_SECRET, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../support/engine.ts';
@@ -30,14 +30,11 @@ describe('alerts from two instances on one PostgreSQL', () => {
   let root: string;
 
   beforeAll(async () => {
-    [database, endpoint, api, refusing] = await Promise.all([freshPostgresDatabase(), startDownstream(), startDownstream(), startDownstream()]);
-    api.script('/rejects', { otherwise: { status: 422 } });
-    refusing.script('/refused', { otherwise: { status: 401 } });
+    [database, endpoint, { api, refusing }] = await Promise.all([freshPostgresDatabase(), startDownstream(), startConditionTargets()]);
     // Answered late, so the two forwarders' claims overlap while messages are in flight.
     endpoint.script('/alerts', { otherwise: { status: 200, delayMs: 300 } });
     root = mkdtempSync(join(tmpdir(), 'oncehook-alerts-two-'));
     const configFile = join(root, 'config.json');
-    const action = (url: string, topic: string) => ({ url, topics: [topic], timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 200 } });
     writeFileSync(
       configFile,
       JSON.stringify({
@@ -48,7 +45,7 @@ describe('alerts from two instances on one PostgreSQL', () => {
           shop: {
             adapter: 'shopify',
             secrets: [SHOP_SECRET],
-            actions: { rejects: action(`${api.url}/rejects`, 'rejects'), refused: action(`${refusing.url}/refused`, 'refused') },
+            actions: { rejects: topicAction(`${api.url}/rejects`, 'rejects'), refused: topicAction(`${refusing.url}/refused`, 'refused') },
           },
         },
       }),

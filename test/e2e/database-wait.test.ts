@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,16 +7,9 @@ import { openStore } from '../../src/store/connect.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { freshPostgresDatabase, PG_ADMIN_URL, type TestDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
+import { freePort } from '../support/free-port.ts';
 import { BIN, exitOf, REPO, runCli } from '../support/process.ts';
 import { proxyTo, type FaultyProxy } from '../support/tcp-proxy.ts';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let database: TestDatabase;
 let proxy: FaultyProxy;

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
+import { freePort } from '../support/free-port.ts';
 import { exitOf, LAUNCHER, REPO, runCli, runProcess, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What the README promises a newcomer, run as the README writes it: `npm start` serves on embedded PGlite with
@@ -17,17 +17,6 @@ function readmeSamples(): { args: string[]; decision: string }[] {
   const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
   const lines = [...readme.matchAll(/^npx oncehook (send-sample [^#\n]+?)\s+# → (?:"decision": )?"(\w+)"/gm)];
   return lines.map((m) => ({ args: m[1]!.split(/\s+/), decision: m[2]! }));
-}
-
-/** A port free right now, for `npm start`, which takes its port from PORT as the README's users would. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 }
 
 describe('the README\'s quick start, as written', () => {

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach } from '../support/close-after-each.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { taskIn, waitFor } from '../support/forwarding.ts';
@@ -7,22 +8,12 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 /** Destinations' limits as the forwarder lives with them: beside other work, and where lookups go elsewhere. */
 const FAST = { timeoutMs: 1500, backoff: { initialMs: 20, maxMs: 100 } };
 
-let gateway: TestGateway | undefined;
-const servers: Downstream[] = [];
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function downstream(): Promise<Downstream> {
-  const server = await startDownstream();
-  servers.push(server);
-  return server;
-}
+let gateway: TestGateway;
+const closing = closeAfterEach();
+const downstream = async (): Promise<Downstream> => closing(await startDownstream());
 
 async function deliver(topic: string): Promise<string> {
-  const answer = await post(gateway!.url, 'shop', shopifyDelivery({ eventId: `${topic}-${Math.random()}`, topic }));
+  const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${topic}-${Math.random()}`, topic }));
   expect(answer.json.decision).toBe('accepted');
   return answer.json.tasks[0].id as string;
 }
@@ -45,6 +36,7 @@ describe('an action a destination limits', () => {
       },
       { forwarder: { concurrency: 1 } },
     );
+    closing(gateway);
     const backlog = await Promise.all(Array.from({ length: 30 }, () => deliver('bulk')));
     // The backlog is being worked through when the limited action's task arrives.
     await waitFor(() => busy.requests('/bulk').length >= 3);
@@ -70,6 +62,7 @@ describe('an action a destination limits', () => {
       ...shopConfig({ a: { url: `${api.url}/a`, topics: ['a'], lookup: `${search.url}/a/lookup?key={key}`, ...FAST } }),
       destinations: { [search.url]: { maxInFlight: 1 } },
     });
+    closing(gateway);
     // The first task's send answers 500 (it may have acted), so its lookup goes to the search API, and hangs there.
     await deliver('a');
     await waitFor(() => search.open().length === 1, 5000);

@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { destinations } from '../../src/store/schema.ts';
 import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { closeAfterEach } from '../support/close-after-each.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { ledger, task, taskIn, waitFor } from '../support/forwarding.ts';
@@ -14,32 +15,27 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
  */
 const FAST = { timeoutMs: 400, backoff: { initialMs: 20, maxMs: 100 }, maxAttempts: 1, referencePointer: '/id' };
 
-let gateway: TestGateway | undefined;
-const servers: Downstream[] = [];
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
+let gateway: TestGateway;
+const closing = closeAfterEach();
 
 /** `api` takes the action's sends, `search` answers its lookups. */
 async function start(action: object = {}): Promise<{ api: Downstream; search: Downstream }> {
-  const [api, search] = await Promise.all([startDownstream(), startDownstream()]);
-  servers.push(api, search);
+  const [api, search] = await Promise.all([startDownstream().then(closing), startDownstream().then(closing)]);
   gateway = await startTestGateway(
     shopConfig({ a: { url: `${api.url}/a`, topics: ['a'], lookup: `${search.url}/a/lookup?key={key}`, ...FAST, ...action } }),
     { adminToken: ADMIN_TOKEN },
   );
+  closing(gateway);
   return { api, search };
 }
 
 async function deliver(): Promise<string> {
-  const answer = await post(gateway!.url, 'shop', shopifyDelivery({ eventId: `a-${Math.random()}`, topic: 'a' }));
+  const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `a-${Math.random()}`, topic: 'a' }));
   expect(answer.json.decision).toBe('accepted');
   return answer.json.tasks[0].id as string;
 }
 
-const db = () => gateway!.store.db;
+const db = () => gateway.store.db;
 
 async function standing(origin: string) {
   const [row] = await db().select().from(destinations).where(eq(destinations.origin, origin));
@@ -117,7 +113,7 @@ describe("a lookup's answer about its own origin", () => {
     expect(await task(db(), first)).toMatchObject({ state: 'outcome_unknown', lookups: 0 });
     expect(await task(db(), second)).toMatchObject({ state: 'outcome_unknown', lookups: 0 });
 
-    const resumed = await adminApi(gateway!.url)(`/api/destinations/${encodeURIComponent(search.url)}/resume`, { body: { note: 'lookup token fixed' } });
+    const resumed = await adminApi(gateway.url)(`/api/destinations/${encodeURIComponent(search.url)}/resume`, { body: { note: 'lookup token fixed' } });
     expect(resumed.status).toBe(200);
     await taskIn(db(), first, 'succeeded');
     await taskIn(db(), second, 'succeeded');

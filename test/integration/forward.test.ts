@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { STRIPE_SECRET, stripeRequest, unixSeconds } from '../unit/adapters/fixt
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshDatabase } from '../support/engine.ts';
 import { ledger, task, taskIn, waitFor } from '../support/forwarding.ts';
+import { freePort } from '../support/free-port.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 /** Small timeouts and backoff keep the suite fast; every case still runs over real HTTP. */
@@ -22,14 +22,6 @@ let cooling: Downstream;
 let refusing: Downstream;
 let keeping: Downstream;
 let closedPort: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   [downstream, cooling, refusing, keeping] = await Promise.all([startDownstream(), startDownstream(), startDownstream(), startDownstream()]);

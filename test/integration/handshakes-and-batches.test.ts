@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { adminApi } from '../support/admin.ts';
 import { post } from '../support/deliveries.ts';
-import { startDownstream, type Downstream } from '../support/downstream.ts';
+import type { Downstream } from '../support/downstream.ts';
 import { taskIn, waitFor } from '../support/forwarding.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
+import { startSenderGateway } from '../support/sender-gateway.ts';
 import { sendgridSigner, slackDelivery } from '../support/signers.ts';
 
 const SLACK_SECRET = 'slack-signing-secret-for-tests';
@@ -12,17 +13,10 @@ let gateway: TestGateway;
 let downstream: Downstream;
 
 beforeAll(async () => {
-  downstream = await startDownstream();
-  const action = (path: string) => ({ url: `${downstream.url}${path}`, timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 100 } });
-  gateway = await startTestGateway(
-    {
-      sources: {
-        slack: { adapter: 'slack', secrets: [SLACK_SECRET], actions: { bot: action('/bot') } },
-        mail: { adapter: 'sendgrid', secrets: [sendgrid.key], actions: { bounces: { ...action('/bounces'), topics: ['bounce', 'dropped'] } } },
-      },
-    },
-    { adminToken: ADMIN_TOKEN },
-  );
+  ({ gateway, downstream } = await startSenderGateway((action) => ({
+    slack: { adapter: 'slack', secrets: [SLACK_SECRET], actions: { bot: action('/bot') } },
+    mail: { adapter: 'sendgrid', secrets: [sendgrid.key], actions: { bounces: { ...action('/bounces'), topics: ['bounce', 'dropped'] } } },
+  })));
 });
 afterAll(async () => {
   await gateway?.close();

@@ -4,11 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { adminApi } from '../support/admin.ts';
 import { post } from '../support/deliveries.ts';
-import { startDownstream, type Downstream } from '../support/downstream.ts';
+import type { Downstream } from '../support/downstream.ts';
 import { taskIn, waitFor } from '../support/forwarding.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
+import { startSenderGateway } from '../support/sender-gateway.ts';
 import { gitlabDelivery, hubspotDelivery, linearDelivery, typeformDelivery } from '../support/signers.ts';
 
 const HUBSPOT_SECRET = 'hubspot-client-secret-for-tests';
@@ -21,19 +22,12 @@ let gateway: TestGateway;
 let downstream: Downstream;
 
 beforeAll(async () => {
-  downstream = await startDownstream();
-  const action = (path: string) => ({ url: `${downstream.url}${path}`, timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 100 } });
-  gateway = await startTestGateway(
-    {
-      sources: {
-        crm: { adapter: 'hubspot', secrets: [HUBSPOT_SECRET], publicUrl: PUBLIC_URL, actions: { contacts: { ...action('/contacts'), topics: ['contact.creation'] } } },
-        code: { adapter: 'gitlab', secrets: [GITLAB_TOKEN], actions: { ci: action('/ci') } },
-        issues: { adapter: 'linear', secrets: [LINEAR_SECRET], actions: { triage: action('/triage') } },
-        forms: { adapter: 'typeform', secrets: [TYPEFORM_SECRET], actions: { leads: action('/leads') } },
-      },
-    },
-    { adminToken: ADMIN_TOKEN },
-  );
+  ({ gateway, downstream } = await startSenderGateway((action) => ({
+    crm: { adapter: 'hubspot', secrets: [HUBSPOT_SECRET], publicUrl: PUBLIC_URL, actions: { contacts: { ...action('/contacts'), topics: ['contact.creation'] } } },
+    code: { adapter: 'gitlab', secrets: [GITLAB_TOKEN], actions: { ci: action('/ci') } },
+    issues: { adapter: 'linear', secrets: [LINEAR_SECRET], actions: { triage: action('/triage') } },
+    forms: { adapter: 'typeform', secrets: [TYPEFORM_SECRET], actions: { leads: action('/leads') } },
+  })));
 });
 afterAll(async () => {
   await gateway?.close();

@@ -4,12 +4,13 @@
  * against `publicUrl`, each sender's retry deduplicated, and WooCommerce's unsigned ping answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { adminApi } from '../support/admin.ts';
 import { post, type Delivery } from '../support/deliveries.ts';
-import { startDownstream, type Downstream } from '../support/downstream.ts';
+import type { Downstream } from '../support/downstream.ts';
 import { engine } from '../support/engine.ts';
 import { taskIn } from '../support/forwarding.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
+import { startSenderGateway } from '../support/sender-gateway.ts';
 import { paddleDelivery, squareDelivery, twilioDelivery, woocommerceDelivery } from '../support/signers.ts';
 
 const PUBLIC = 'https://hooks.example.com';
@@ -21,28 +22,21 @@ let gateway: TestGateway;
 let downstream: Downstream;
 
 beforeAll(async () => {
-  downstream = await startDownstream();
-  const action = (path: string, extra: object = {}) => ({ url: `${downstream.url}${path}`, timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 100 }, ...extra });
-  gateway = await startTestGateway(
-    {
-      sources: {
-        sms: {
-          adapter: 'twilio',
-          secrets: [TWILIO_TOKEN],
-          publicUrl: PUBLIC,
-          actions: {
-            inbox: action('/inbox', { idempotency: 'key', filter: { body: { SmsStatus: 'received', Body: { $startsWith: 'ORDER' } } } }),
-            failures: action('/failures', { filter: { body: { MessageStatus: { $in: ['failed', 'undelivered'] } } } }),
-            crm: action('/crm', { filter: { body: { SmsStatus: 'received' } }, transform: '{"from": From, "text": Body, "sid": MessageSid}' }),
-          },
-        },
-        pos: { adapter: 'square', secrets: [SQUARE_KEY], publicUrl: PUBLIC, actions: { ledger: action('/ledger') } },
-        billing: { adapter: 'paddle', secrets: [PADDLE_SECRET], actions: { access: action('/access') } },
-        store: { adapter: 'woocommerce', secrets: [WC_SECRET], actions: { fulfil: action('/fulfil', { topics: ['order.created'] }) } },
+  ({ gateway, downstream } = await startSenderGateway((action) => ({
+    sms: {
+      adapter: 'twilio',
+      secrets: [TWILIO_TOKEN],
+      publicUrl: PUBLIC,
+      actions: {
+        inbox: { ...action('/inbox'), idempotency: 'key', filter: { body: { SmsStatus: 'received', Body: { $startsWith: 'ORDER' } } } },
+        failures: { ...action('/failures'), filter: { body: { MessageStatus: { $in: ['failed', 'undelivered'] } } } },
+        crm: { ...action('/crm'), filter: { body: { SmsStatus: 'received' } }, transform: '{"from": From, "text": Body, "sid": MessageSid}' },
       },
     },
-    { adminToken: ADMIN_TOKEN },
-  );
+    pos: { adapter: 'square', secrets: [SQUARE_KEY], publicUrl: PUBLIC, actions: { ledger: action('/ledger') } },
+    billing: { adapter: 'paddle', secrets: [PADDLE_SECRET], actions: { access: action('/access') } },
+    store: { adapter: 'woocommerce', secrets: [WC_SECRET], actions: { fulfil: { ...action('/fulfil'), topics: ['order.created'] } } },
+  })));
 });
 afterAll(async () => {
   await gateway?.close();

@@ -4,11 +4,12 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { adminApi } from '../support/admin.ts';
 import { post } from '../support/deliveries.ts';
-import { startDownstream, type Downstream } from '../support/downstream.ts';
+import type { Downstream } from '../support/downstream.ts';
 import { taskIn, waitFor } from '../support/forwarding.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
+import { startSenderGateway } from '../support/sender-gateway.ts';
 import { metaDelivery, twitchDelivery, zoomDelivery } from '../support/signers.ts';
 
 const TWITCH_SECRET = 'twitch-subscription-secret';
@@ -19,18 +20,11 @@ let gateway: TestGateway;
 let downstream: Downstream;
 
 beforeAll(async () => {
-  downstream = await startDownstream();
-  const action = (path: string) => ({ url: `${downstream.url}${path}`, timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 100 } });
-  gateway = await startTestGateway(
-    {
-      sources: {
-        stream: { adapter: 'twitch', secrets: [TWITCH_SECRET], actions: { followers: action('/followers') } },
-        meetings: { adapter: 'zoom', secrets: [ZOOM_SECRET], actions: { minutes: action('/minutes') } },
-        whatsapp: { adapter: 'meta', secrets: [META_SECRET], verifyToken: VERIFY_TOKEN, actions: { inbox: { ...action('/inbox'), topics: ['messages'] } } },
-      },
-    },
-    { adminToken: ADMIN_TOKEN },
-  );
+  ({ gateway, downstream } = await startSenderGateway((action) => ({
+    stream: { adapter: 'twitch', secrets: [TWITCH_SECRET], actions: { followers: action('/followers') } },
+    meetings: { adapter: 'zoom', secrets: [ZOOM_SECRET], actions: { minutes: action('/minutes') } },
+    whatsapp: { adapter: 'meta', secrets: [META_SECRET], verifyToken: VERIFY_TOKEN, actions: { inbox: { ...action('/inbox'), topics: ['messages'] } } },
+  })));
 });
 afterAll(async () => {
   await gateway?.close();

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import type { adminApi } from './admin.ts';
-import type { Downstream } from './downstream.ts';
+import { startDownstream, type Downstream } from './downstream.ts';
 
 /**
  * How often the e2e gateways look at the alert conditions (`--alert-round-ms`): a few times a second, so a test
@@ -14,6 +14,20 @@ export const severalRounds = () => new Promise((resolve) => setTimeout(resolve, 
 
 /** The secret json alerts are signed with in the e2e tests: every message carries `webhook-id`. */
 export const ALERT_SIGNING = `whsec_${Buffer.from('the e2e alerts signing secret 32b').toString('base64')}`;
+
+/**
+ * What opens the alerts' conditions: `api` answers /rejects with a 422, so its task fails, and `refusing` answers
+ * /refused with a 401, so its destination pauses.
+ */
+export async function startConditionTargets(): Promise<{ api: Downstream; refusing: Downstream }> {
+  const [api, refusing] = await Promise.all([startDownstream(), startDownstream()]);
+  api.script('/rejects', { otherwise: { status: 422 } });
+  refusing.script('/refused', { otherwise: { status: 401 } });
+  return { api, refusing };
+}
+
+/** An action of the shop source to `url` for `topic`, retried quickly. */
+export const topicAction = (url: string, topic: string) => ({ url, topics: [topic], timeoutMs: 5000, backoff: { initialMs: 20, maxMs: 200 } });
 
 /** A message as `GET /api/alerts` lists it: a task of source `_alerts`. */
 export interface ListedMessage {

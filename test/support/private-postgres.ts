@@ -1,12 +1,7 @@
-import { execFile } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
-const BIN = process.env.ONCEHOOK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+import { freePort } from './free-port.ts';
+import { asOwner, clusterDir } from './postgres-tools.ts';
 
 /**
  * A PostgreSQL cluster of one test's own, which it may stop and start at will: the shared one at
@@ -20,27 +15,8 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** initdb refuses to run as root: as root, the cluster belongs to, and runs as, the `postgres` user. */
-async function asOwner(command: string, args: string[]): Promise<void> {
-  if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', join(BIN, command), ...args]);
-  else await run(join(BIN, command), args);
-}
-
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
-  const dir = mkdtempSync(join(tmpdir(), 'oncehook-pg-'));
-  if (process.getuid?.() === 0) {
-    const { stdout } = await run('id', ['-u', 'postgres']);
-    const { stdout: gid } = await run('id', ['-g', 'postgres']);
-    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
-  }
+  const dir = await clusterDir('oncehook-pg-');
   const data = join(dir, 'data');
   const port = await freePort();
   await asOwner('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);

@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import postgres from 'postgres';
-
-const run = promisify(execFile);
-const BIN = process.env.ONCEHOOK_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+import { freePort } from './free-port.ts';
+import { asOwner, clusterDir } from './postgres-tools.ts';
 
 /**
  * A primary and a hot standby made with PostgreSQL's own tools (initdb, pg_basebackup, pg_ctl) in a temporary
@@ -48,30 +44,11 @@ export interface ReplicatedOptions {
   linkDelayMs?: number;
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** initdb refuses to run as root: as root, the clusters belong to, and run as, the `postgres` user. */
-async function asOwner(command: string, args: string[]): Promise<void> {
-  if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', join(BIN, command), ...args]);
-  else await run(join(BIN, command), args);
-}
-
 /** What settings both servers share: durability matters here only across a killed process, not a lost machine. */
 const COMMON = ["listen_addresses = '127.0.0.1'", 'fsync = off', 'full_page_writes = off', 'max_connections = 60'];
 
 export async function startReplicatedPostgres(options: ReplicatedOptions): Promise<ReplicatedPostgres> {
-  const dir = mkdtempSync(join(tmpdir(), 'oncehook-failover-'));
-  if (process.getuid?.() === 0) {
-    const { stdout: uid } = await run('id', ['-u', 'postgres']);
-    const { stdout: gid } = await run('id', ['-g', 'postgres']);
-    chownSync(dir, Number(uid.trim()), Number(gid.trim()));
-  }
+  const dir = await clusterDir('oncehook-failover-');
   const primaryData = join(dir, 'primary');
   const standbyData = join(dir, 'standby');
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];

@@ -52,13 +52,14 @@ export function withOddCaseHeaderNames(request: InboundRequest): InboundRequest 
   return { ...request, headers: new Headers(headers) };
 }
 
-function thrown(verify: () => unknown): unknown {
+/** What `verify` threw; it fails the test if it returned. */
+export function thrown(verify: () => unknown): unknown {
   try {
     verify();
   } catch (error) {
     return error;
   }
-  throw new Error('expected verify to throw, but it returned an identity');
+  throw new Error('expected it to throw, but it returned');
 }
 
 /** Asserts a 401 and returns its message, so a test can check what the sender is told. */
@@ -67,6 +68,13 @@ export function expectSignatureError(verify: () => unknown): string {
   expect(error).toBeInstanceOf(SignatureError);
   expect(error).toMatchObject({ status: 401, code: 'invalid_signature' });
   return (error as SignatureError).message;
+}
+
+/** Asserts a 401 and returns which check refused the request (`signature`, `timestamp`, `missing_header`…). */
+export function failedCheck(verify: () => unknown): string {
+  const error = thrown(verify);
+  expect(error).toBeInstanceOf(SignatureError);
+  return (error as SignatureError).check;
 }
 
 export function expectInputError(verify: () => unknown, code: string): string {

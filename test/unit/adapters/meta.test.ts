@@ -6,8 +6,8 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { meta } from '../../../adapters/meta.ts';
-import { HttpError, SignatureError } from '../../../src/errors.ts';
-import { expectInputError, inbound, withHeader } from './fixtures.ts';
+import { HttpError } from '../../../src/errors.ts';
+import { expectInputError, failedCheck, inbound, thrown, withHeader } from './fixtures.ts';
 
 const SECRET = 'oncehook-test-secret';
 const VERIFY_TOKEN = 'meatyhamhock';
@@ -47,20 +47,6 @@ function signed(body: string, secret = SECRET) {
   return inbound({ 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` }, body);
 }
 const delivery = (entry: object[], object = 'whatsapp_business_account') => signed(JSON.stringify({ object, entry }));
-
-function thrown(run: () => unknown): unknown {
-  try {
-    run();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
-const check = (verify: () => unknown) => {
-  const error = thrown(verify);
-  expect(error).toBeInstanceOf(SignatureError);
-  return (error as SignatureError).check;
-};
 
 describe('meta adapter', () => {
   it("verifies WhatsApp's example message, signed as OpenSSL computes it, and names it by its wamid", () => {
@@ -111,16 +97,16 @@ describe('meta adapter', () => {
     const { items } = adapter.verify(signed(body));
     expect(items![0]!.json).toEqual({ object: 'page', entry: [{ id: '1', time: 1, changes: [{ field: 'feed', value: { message: 'äöå' } }] }] });
     const reserialized = { ...signed(body), body: Buffer.from(JSON.stringify(JSON.parse(body))) };
-    expect(check(() => adapter.verify(reserialized))).toBe('signature');
+    expect(failedCheck(() => adapter.verify(reserialized))).toBe('signature');
   });
 
   it('refuses a wrong App Secret, a changed body and a missing or SHA-1-only signature, saying which check failed', () => {
     const request = delivery([MESSAGE_ENTRY]);
-    expect(check(() => meta.adapter({ secrets: ['wrong'], verifyToken: VERIFY_TOKEN }).verify(request))).toBe('signature');
-    expect(check(() => adapter.verify({ ...request, body: Buffer.from(new TextDecoder().decode(request.body).replace('color', 'colour')) }))).toBe('signature');
-    expect(check(() => adapter.verify(withHeader(request, 'x-hub-signature-256', null)))).toBe('missing_header');
+    expect(failedCheck(() => meta.adapter({ secrets: ['wrong'], verifyToken: VERIFY_TOKEN }).verify(request))).toBe('signature');
+    expect(failedCheck(() => adapter.verify({ ...request, body: Buffer.from(new TextDecoder().decode(request.body).replace('color', 'colour')) }))).toBe('signature');
+    expect(failedCheck(() => adapter.verify(withHeader(request, 'x-hub-signature-256', null)))).toBe('missing_header');
     const sha1Only = withHeader(withHeader(request, 'x-hub-signature-256', null), 'x-hub-signature', 'sha1=0123');
-    expect(check(() => adapter.verify(sha1Only))).toBe('missing_header');
+    expect(failedCheck(() => adapter.verify(sha1Only))).toBe('missing_header');
   });
 
   it('refuses a verified body without a list of entries', () => {

@@ -6,8 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { twitch } from '../../../adapters/twitch.ts';
-import { SignatureError } from '../../../src/errors.ts';
-import { expectInputError, expectSignatureError, inbound, withHeader } from './fixtures.ts';
+import { expectInputError, expectSignatureError, failedCheck, inbound, withHeader } from './fixtures.ts';
 
 const SECRET = 'oncehook-test-secret';
 const adapter = twitch.adapter({ secrets: ['an-older-secret-still-configured', SECRET] });
@@ -60,16 +59,6 @@ function message(type: MessageType, payload: object, options: { secret?: string;
 
 const notification = (options?: Parameters<typeof message>[2]) => message('notification', { subscription: SUBSCRIPTION, event: EVENT }, options);
 
-function check(verify: () => unknown): string {
-  try {
-    verify();
-  } catch (error) {
-    expect(error).toBeInstanceOf(SignatureError);
-    return (error as SignatureError).check;
-  }
-  throw new Error('expected a SignatureError');
-}
-
 describe('twitch adapter', () => {
   it("verifies Twitch's example notification, signed as OpenSSL computes it", () => {
     const request = notification();
@@ -97,7 +86,7 @@ describe('twitch adapter', () => {
     const payload = { challenge: 'pogchamp-kappa-360noscope-vohiyo', subscription: { ...SUBSCRIPTION, status: 'webhook_callback_verification_pending' } };
     const identity = adapter.verify(message('webhook_callback_verification', payload));
     expect(identity.handshake).toEqual({ status: 200, contentType: 'text/plain', body: 'pogchamp-kappa-360noscope-vohiyo' });
-    expect(check(() => adapter.verify(message('webhook_callback_verification', payload, { secret: 'not-the-secret' })))).toBe('signature');
+    expect(failedCheck(() => adapter.verify(message('webhook_callback_verification', payload, { secret: 'not-the-secret' })))).toBe('signature');
   });
 
   it('records a revocation as informational: it makes no task', () => {
@@ -115,24 +104,24 @@ describe('twitch adapter', () => {
 
   it('refuses a wrong secret, a timestamp over 10 minutes off either way, and a missing header, saying which check failed', () => {
     expect(expectSignatureError(() => twitch.adapter({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toMatch(/does not match/);
-    expect(check(() => twitch.adapter({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toBe('signature');
+    expect(failedCheck(() => twitch.adapter({ secrets: ['wrong-secret-0123'] }).verify(notification()))).toBe('signature');
     const tenMinutes = 600_000;
     const sentMs = Date.parse(SENT);
     expect(adapter.verify(notification({ now: new Date(sentMs + tenMinutes) })).eventId).toBe(MESSAGE_ID);
     const old = () => adapter.verify(notification({ now: new Date(sentMs + tenMinutes + 1000) }));
-    expect([check(old), expectSignatureError(old)]).toEqual(['timestamp', expect.stringMatching(/601 s old, more than the 600 s/)]);
-    expect(check(() => adapter.verify(notification({ now: new Date(sentMs - tenMinutes - 1000) })))).toBe('timestamp');
+    expect([failedCheck(old), expectSignatureError(old)]).toEqual(['timestamp', expect.stringMatching(/601 s old, more than the 600 s/)]);
+    expect(failedCheck(() => adapter.verify(notification({ now: new Date(sentMs - tenMinutes - 1000) })))).toBe('timestamp');
     // Unix seconds are not what Twitch sends; they are refused as a timestamp, not guessed at.
-    expect(check(() => adapter.verify(notification({ sent: '1573899072' })))).toBe('timestamp');
+    expect(failedCheck(() => adapter.verify(notification({ sent: '1573899072' })))).toBe('timestamp');
     for (const name of ['twitch-eventsub-message-signature', 'twitch-eventsub-message-id', 'twitch-eventsub-message-timestamp', 'twitch-eventsub-message-type']) {
-      expect(check(() => adapter.verify(withHeader(notification(), name, null)))).toBe('missing_header');
+      expect(failedCheck(() => adapter.verify(withHeader(notification(), name, null)))).toBe('missing_header');
     }
   });
 
   it('refuses a body or an ID changed after signing', () => {
     const request = notification();
     const tampered = { ...request, body: new TextEncoder().encode(new TextDecoder().decode(request.body).replace('1337', '1338')) };
-    expect(check(() => adapter.verify(tampered))).toBe('signature');
-    expect(check(() => adapter.verify(withHeader(request, 'twitch-eventsub-message-id', 'another-id')))).toBe('signature');
+    expect(failedCheck(() => adapter.verify(tampered))).toBe('signature');
+    expect(failedCheck(() => adapter.verify(withHeader(request, 'twitch-eventsub-message-id', 'another-id')))).toBe('signature');
   });
 });
