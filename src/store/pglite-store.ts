@@ -19,8 +19,7 @@ let pristineCluster: Promise<Blob | undefined> | undefined;
  */
 async function inMemoryPglite(memoryImage: Blob | undefined): Promise<PGlite> {
   const artifacts = { pgliteWasmModule: await compiledPglite(), fsBundle: await pgliteBundle() };
-  pristineCluster ??= clusterTar();
-  const image = memoryImage ?? (await pristineCluster.catch(() => undefined));
+  const image = memoryImage ?? (await (pristineCluster ??= clusterTar()).catch(() => undefined));
   if (image) return PGlite.create({ loadDataDir: image, ...artifacts });
   const client = await PGlite.create(artifacts);
   const dumped = client.dumpDataDir('none');
