@@ -2,6 +2,7 @@ import { Hono, type Context, type Handler, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Adapter } from '../adapters/types.ts';
 import type { Config } from './config/schema.ts';
+import { configVersion } from './config/version.ts';
 import { requestId } from 'hono/request-id';
 import { apiRoutes } from './api/routes.ts';
 import { unavailableAnswer } from './http/database-deadline.ts';
@@ -97,7 +98,8 @@ export function createApp(deps: AppDeps): Hono {
   }
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', (c) => ready(c, deps.store, deps.workerAlive?.(), deps.config.limits.writeStallMs));
+  const version = configVersion(deps.config);
+  app.get('/readyz', (c) => ready(c, deps.store, deps.workerAlive?.(), deps.config.limits.writeStallMs, version));
   app.get('/metrics', async (c) =>
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType }),
   );

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { spellingErrorMap } from './issue-messages.ts';
 import { jsonSyntaxProblem } from './json-syntax.ts';
@@ -26,21 +27,50 @@ function pathText(path: readonly PropertyKey[]): string {
 
 interface Substitution {
   env: NodeJS.ProcessEnv;
-  /** Where a variable was unset with no default: the `${NAME}` is left there as written. */
-  missing: { path: PropertyKey[]; name: string }[];
+  /** Where a relative `${file:…}` path starts: the config file's folder, not the working directory. */
+  folder: string;
+  /** Where a variable was unset with no default, or a file could not be read: the text is left as written. */
+  missing: { path: PropertyKey[]; name: string; why?: string }[];
   /** Variables that were unset and took the default written in the file: worth a warning at start. */
   defaulted: Set<string>;
 }
 
 /**
- * Replaces every `${NAME}` in string values from the environment, and `${NAME:-default}` with the default
- * when NAME is unset, collecting the variables that are missing.
+ * A secret mounted as a file (Docker and Kubernetes secrets, systemd credentials): its content, less the one line
+ * break that `echo` and most editors end a file with. Any other whitespace stays, for the secret schema to refuse.
+ * The path may name a variable (`${file:${CREDENTIALS_DIRECTORY}/shop}`, systemd's folder of credentials).
+ */
+function fileValue(written: string, s: Substitution, path: PropertyKey[], whole: string): string {
+  let unset: string | undefined;
+  const file = written.replace(VARIABLE, (_: string, name: string) => {
+    const found = s.env[name];
+    if (found === undefined) unset ??= name;
+    return found ?? '';
+  });
+  if (unset !== undefined) {
+    s.missing.push({ path, name: unset });
+    return whole;
+  }
+  try {
+    return readFileSync(resolve(s.folder, file), 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    s.missing.push({ path, name: file, why: `cannot read ${file}: ${unreadable(error as NodeJS.ErrnoException)}` });
+    return whole;
+  }
+}
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * Replaces every `${NAME}` in string values from the environment, `${NAME:-default}` with the default when NAME
+ * is unset, and `${file:PATH}` with the file's content, collecting what is missing.
  */
 function substitute(value: unknown, path: PropertyKey[], s: Substitution): unknown {
   if (typeof value === 'string') {
     return value.replace(
-      /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
-      (whole: string, name: string, fallback: string | undefined) => {
+      /\$\{(?:file:((?:[^{}]|\$\{[A-Za-z_][A-Za-z0-9_]*\})+)|([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?)\}/g,
+      (whole: string, file: string | undefined, name: string, fallback: string | undefined) => {
+        if (file !== undefined) return fileValue(file, s, path, whole);
         const found = s.env[name];
         if (found !== undefined) return found;
         if (fallback !== undefined) {
@@ -77,8 +107,8 @@ export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv =
   }
   const missing: Substitution['missing'] = [];
   const defaulted = new Set<string>();
-  const filled = substitute(raw, [], { env, missing, defaulted });
-  const problems = missing.map(({ path, name }) => `${pathText(path)}: environment variable ${name} is not set`);
+  const filled = substitute(raw, [], { env, folder: dirname(resolve(file)), missing, defaulted });
+  const problems = missing.map(({ path, name, why }) => `${pathText(path)}: ${why ?? `environment variable ${name} is not set`}`);
   const result = configSchema.safeParse(filled, { error: spellingErrorMap });
   if (!result.success) {
     for (const issue of result.error.issues) {

@@ -15,16 +15,23 @@ const LONGEST_PROBE_MS = 5_000;
  *
  * The leases are evidence about the queue, not about workers: a web-only process with no worker anywhere finds
  * none stalled too. So they are answered as `leases`, and this process's worker as `ownWorker`, `absent` where
- * it runs none; `workers` is their former joint name, kept for probes that match on it.
+ * it runs none; `workers` is their former joint name, kept for probes that match on it. `configVersion` tells
+ * instances that run different configs apart (a rollout half done), whether or not they are ready.
  */
-export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | undefined, stallMs: number): Promise<Response> {
+export async function ready(
+  c: Context,
+  store: Store,
+  ownWorkerAlive: boolean | undefined,
+  stallMs: number,
+  configVersion: string,
+): Promise<Response> {
   const deadline = Math.min(stallMs, LONGEST_PROBE_MS);
   const unanswered = new Error('unanswered');
   let state;
   try {
     state = await settleWithin(readiness(store.db), deadline, () => unanswered);
   } catch (error) {
-    return c.json({ ok: false, database: error === unanswered ? 'unanswered' : 'unreachable' }, 503);
+    return c.json({ ok: false, database: error === unanswered ? 'unanswered' : 'unreachable', configVersion }, 503);
   }
   const migrations = state.migrations.applied >= state.migrations.shipped ? 'applied' : 'behind';
   const leases = state.stalledLeases === 0 ? 'none stalled' : 'stalled';
@@ -42,6 +49,7 @@ export async function ready(c: Context, store: Store, ownWorkerAlive: boolean | 
       stalledLeases: state.stalledLeases,
       ownWorker,
       workers: leases === 'none stalled' && ownWorker !== 'silent' ? 'alive' : 'stalled',
+      configVersion,
     },
     ok ? 200 : 503,
   );

@@ -14,7 +14,7 @@ describe('/readyz on a process that runs no worker', () => {
   it('names the lease check for what it is and says its own worker is absent, still ready', async () => {
     const answer = await fetch(`${gateway.url}/readyz`);
     expect(answer.status).toBe(200);
-    expect(await answer.json()).toMatchObject({ ok: true, leases: 'none stalled', stalledLeases: 0, ownWorker: 'absent' });
+    expect(await answer.json()).toMatchObject({ ok: true, leases: 'none stalled', stalledLeases: 0, ownWorker: 'absent', configVersion: expect.stringMatching(/^[0-9a-f]{12}$/) });
   });
 
   it('reports a lease stalled by workers gone elsewhere, and stays ready to record deliveries', async () => {

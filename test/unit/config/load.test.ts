@@ -55,6 +55,31 @@ describe('config', () => {
     expect(loaded.defaulted).toEqual(['SHOP_SECRET']);
   });
 
+  it('fills ${file:PATH} from a mounted secret, relative to the config file, less its last line break', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'oncehook-file-values-'));
+    writeFileSync(join(folder, 'shop-secret'), 'from-a-file\n');
+    writeFileSync(join(folder, 'padded'), ' padded\n');
+    const fromFile = structuredClone(valid);
+    fromFile.sources.shop.secrets = ['${file:shop-secret}', `\${file:${join(folder, 'shop-secret')}}`, '${file:${CREDENTIALS_DIRECTORY}/shop-secret}'];
+    const loaded = parseConfig(JSON.stringify(fromFile), join(folder, 'oncehook.json'), { CREDENTIALS_DIRECTORY: folder });
+    expect(loaded.config.sources.shop!.secrets).toEqual(['from-a-file', 'from-a-file', 'from-a-file']);
+
+    fromFile.sources.shop.secrets = ['${file:absent}', '${file:padded}', '${file:${CREDENTIALS_DIRECTORY}/shop-secret}'];
+    let refused: string[] = [];
+    try {
+      parseConfig(JSON.stringify(fromFile), join(folder, 'oncehook.json'), {});
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      refused = error.problems;
+    }
+    expect(refused).toEqual([
+      'sources.shop.secrets[0]: cannot read absent: no such file (ENOENT)',
+      'sources.shop.secrets[2]: environment variable CREDENTIALS_DIRECTORY is not set',
+      'sources.shop.secrets[1]: starts or ends with whitespace (a pasted line break?), which the key would keep: remove it',
+    ]);
+    expect(refused.join('\n')).not.toContain('padded\n');
+  });
+
   it('lists every problem at once, each with its JSON path', () => {
     const found = problems(
       {
