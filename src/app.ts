@@ -19,7 +19,9 @@ import type { Logger } from './log.ts';
 import { observeStore, type Metrics } from './metrics.ts';
 import type { Store } from './store/connect.ts';
 import { statsReader } from './store/queries/stats.ts';
-import { taskTally } from './store/queries/task-tally.ts';
+import { taskTally, type TaskTally } from './store/queries/task-tally.ts';
+import { receiptWriter, type ReceiptWriter } from './ingest/receipt-writer.ts';
+import type { Reload } from './config/reload.ts';
 import type { UiDeps } from './ui/env.ts';
 
 export interface AppDeps {
@@ -38,6 +40,25 @@ export interface AppDeps {
   signatureFailures?: SignatureFailureLog | null;
   /** Where ingest counts the requests it refuses, for people to read (`/api/rejections`). */
   rejections?: RejectionLog | null;
+  /** What the process keeps across reloads (`appLasting`). */
+  lasting: AppLasting;
+  /** `POST /api/config/reload`: absent where the gateway was given no file to read again. */
+  reload?: Reload | undefined;
+}
+
+/** What a process keeps across reloads: each app made for a config shares these, and /metrics observes them once. */
+export interface AppLasting {
+  writer: ReceiptWriter;
+  /** One task tally for /metrics and the stats views: each keeps counts it has read, so one is enough. */
+  tasks: () => Promise<TaskTally>;
+  /** A reload must not hand a guesser of admin tokens a fresh allowance. */
+  throttle: SignInThrottle;
+}
+
+export function appLasting(store: Store, logger: Logger, metrics: Metrics, config: () => Config): AppLasting {
+  const tasks = taskTally(store);
+  observeStore(metrics, store, tasks, () => queueOf(store, config()));
+  return { writer: receiptWriter(store, logger, config().limits.writeStallMs), tasks, throttle: new SignInThrottle(logger) };
 }
 
 /**
@@ -73,10 +94,9 @@ export const loadDashboard = () => import('./ui/routes.tsx');
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.use(noSniff, requestId(), requestLog(deps.logger));
-  // One task tally for /metrics and the stats views: each keeps counts it has read, so one is enough.
-  const tasks = taskTally(deps.store);
+  const { tasks, throttle, writer } = deps.lasting;
   const queue = () => queueOf(deps.store, deps.config);
-  observeStore(deps.metrics, deps.store, tasks, queue);
+  const version = configVersion(deps.config);
   if (deps.role !== 'worker') {
     // Compiled once, for ingest, which shapes each new task, and for a person's retry, which shapes a failed one again.
     const transforms = new Transforms(deps.config);
@@ -87,10 +107,12 @@ export function createApp(deps: AppDeps): Hono {
       tokens: tokens?.empty ? null : tokens,
       stats: statsReader(deps.store, tasks, queue),
       tasks,
-      throttle: new SignInThrottle(deps.logger),
+      throttle,
       transforms,
+      reload: deps.reload,
+      configVersion: version,
     };
-    app.route('/', ingestRoutes({ ...deps, transforms }));
+    app.route('/', ingestRoutes({ ...deps, transforms, writer }));
     app.route('/', apiRoutes(admin));
     const dashboard = lazyDashboard({ ...admin, logger: deps.logger });
     app.all('/ui', dashboard);
@@ -98,7 +120,6 @@ export function createApp(deps: AppDeps): Hono {
   }
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  const version = configVersion(deps.config);
   app.get('/readyz', (c) => ready(c, deps.store, deps.workerAlive?.(), deps.config.limits.writeStallMs, version));
   app.get('/metrics', async (c) =>
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': deps.metrics.registry.contentType }),

@@ -2,9 +2,12 @@ import { createAdapter } from '../adapters/index.ts';
 import { SignatureFailureLog } from './alerts/signature-failures.ts';
 import { startAlertWatcher } from './alerts/watcher.ts';
 import type { Adapter } from '../adapters/types.ts';
-import { createApp, loadDashboard, type Role } from './app.ts';
+import { appLasting, createApp, loadDashboard, type Role } from './app.ts';
 import { SHORT_TOKEN, shortTokenLabels, type AdminTokenSetting } from './http/tokens.ts';
+import { ConfigError } from './config/load.ts';
+import type { Reload, ReloadOutcome } from './config/reload.ts';
 import type { Config } from './config/schema.ts';
+import { configVersion } from './config/version.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
@@ -47,6 +50,8 @@ export interface GatewayOptions {
   startAbort?: AbortSignal;
   /** How long `close` may take before it cuts in-flight work short (default 25 s, inside Fly's 30 s kill_timeout). */
   shutdownTimeoutMs?: number;
+  /** Reads the config again for a reload (SIGHUP, `POST /api/config/reload`); throws a ConfigError for a bad one. */
+  reloadConfig?: () => Config;
 }
 
 export interface Gateway {
@@ -58,7 +63,27 @@ export interface Gateway {
    * Forwarder.stop); then closes the database.
    */
   close(): Promise<void>;
+  /** Reads the config file again and swaps it in (`reloadConfig`); without one, refuses. */
+  reload: Reload;
 }
+
+/** What a config runs in a process: a reload replaces all of it. */
+interface Running {
+  config: Config;
+  version: string;
+  forwarder: Forwarder | null;
+  purger: Purger | null;
+  alerts: ReturnType<typeof startAlertWatcher> | null;
+}
+
+/** The longest any source gives a body to arrive: the server's own limit on a request follows it. */
+const longestRead = (config: Config) => Math.max(...Object.values(config.sources).map((source) => source.readTimeoutMs));
+
+/** Every action's timeout: a replaced forwarder's attempts end by the longest of them. */
+const actionTimeouts = (config: Config) => Object.values(config.sources).flatMap((source) => Object.values(source.actions).map((action) => action.timeoutMs));
+
+/** Past an attempt's own timeout, the time its finish needs to be recorded. */
+const RETIRE_MARGIN_MS = 5_000;
 
 /** Kept back from the shutdown budget: cut-short attempts must still be recorded and the database closed. */
 function graceOf(timeoutMs: number): number {
@@ -76,8 +101,7 @@ const TRANSFORM_START_WAIT_MS = 10_000;
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const role = options.role ?? 'all';
-  const longestReadMs = Math.max(...Object.values(config.sources).map((source) => source.readTimeoutMs));
-  const listener = await listen(options.port, options.host ?? '0.0.0.0', longestReadMs);
+  const listener = await listen(options.port, options.host ?? '0.0.0.0', longestRead(config));
   // Started while the store opens, and waited for before the first delivery: a transform that waits for a process
   // to start may miss its delivery's deadline. A start that fails is the first transform's error to tell.
   const shaping = Object.values(config.sources).filter((source) => Object.values(source.actions).some((action) => action.transform !== undefined));
@@ -89,12 +113,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await listener.close();
     throw error;
   });
-  let forwarder: Forwarder | null = null;
-  let purger: Purger | null = null;
+  // What a reload replaces: the config and everything made from it. The listener, the store, the metrics and the
+  // parts of the app that count across configs (`lasting`) stay.
+  let current: Running | null = null;
   let upkeep: EmbeddedUpkeep | null = null;
-  let alerts: ReturnType<typeof startAlertWatcher> | null = null;
   let signatureFailures: SignatureFailureLog | null = null;
   let rejections: RejectionLog | null = null;
+  /** Forwarders a reload replaced, still finishing their attempts in flight. */
+  const retiring = new Set<Promise<void>>();
+  let reloading: Promise<unknown> = Promise.resolve();
+  let reloadGateway: Reload | undefined;
   try {
     // The migration is the first contact; the worker's LISTEN is the other step that needs the database, and a
     // restart can fall between them.
@@ -108,25 +136,89 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         since,
       });
     await waited(() => migrate(store, options.databaseUrl));
-    const adapters = new Map<string, Adapter>(
-      Object.entries(config.sources).map(([id, source]) => [id, createAdapter(source)]),
-    );
     const metrics = createMetrics();
     // A process of another role runs a worker, once it has started: until then it is not looking at the queue.
-    const workerAlive = () => (role === 'web' ? undefined : (forwarder?.alive() ?? false));
+    const workerAlive = () => (role === 'web' ? undefined : (current?.forwarder?.alive() ?? false));
     signatureFailures = role === 'worker' ? null : new SignatureFailureLog(store, logger, config.limits.writeStallMs, options.signatureFlushMs);
     rejections = role === 'worker' ? null : new RejectionLog(store, logger, config.limits.writeStallMs, options.rejectionFlushMs);
-    const app = createApp({ config, adapters, store, logger, metrics, role, adminToken: options.adminToken, workerAlive, signatureFailures, rejections });
+    const lasting = appLasting(store, logger, metrics, () => current?.config ?? config);
+    const appFor = (next: Config) =>
+      createApp({
+        config: next,
+        adapters: new Map<string, Adapter>(Object.entries(next.sources).map(([id, source]) => [id, createAdapter(source)])),
+        store,
+        logger,
+        metrics,
+        role,
+        adminToken: options.adminToken,
+        workerAlive,
+        signatureFailures,
+        rejections,
+        lasting,
+        reload: options.reloadConfig ? reload : undefined,
+      });
+    const backgroundFor = (next: Config) => ({
+      purger: role === 'web' ? null : startPurger(next, store, logger, options.retention),
+      alerts: role === 'web' ? null : startAlertWatcher(next, store, logger, options.alertRoundMs),
+    });
+    const app = appFor(config);
     await transformsStarted;
     listener.answerWith(app.fetch);
     const worker = role === 'web' ? null : new Forwarder({ config, store, logger, metrics }, options.forwarder);
-    forwarder = worker;
+    current = { config, version: configVersion(config), forwarder: worker, purger: null, alerts: null };
     if (worker) await waited(() => worker.start());
-    purger = role === 'web' ? null : startPurger(config, store, logger, options.retention);
-    alerts = role === 'web' ? null : startAlertWatcher(config, store, logger, options.alertRoundMs);
+    Object.assign(current, backgroundFor(config));
     upkeep = startEmbeddedUpkeep(store, logger, metrics);
+
+    /**
+     * The config is read again and, valid as a whole, swapped in between requests: a request already being answered
+     * finishes under the config it began with, the next one meets the new config. The new forwarder claims from the
+     * start while the old one finishes its attempts in flight (the database keeps them apart, as it keeps instances
+     * apart). Reloads run one at a time.
+     */
+    async function swap(): Promise<{ outcome: ReloadOutcome; background?: Promise<unknown> }> {
+      const began = performance.now();
+      const was = current!;
+      let next: Config;
+      try {
+        next = options.reloadConfig!();
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        logger.warn({ problems: error.problems, configVersion: was.version }, 'the config was not reloaded: the running one stays');
+        return { outcome: { reloaded: false, configVersion: was.version, problems: error.problems } };
+      }
+      const forwarder = role === 'web' ? null : new Forwarder({ config: next, store, logger, metrics }, options.forwarder);
+      await forwarder?.start();
+      listener.setLongestRead(longestRead(next));
+      listener.answerWith(appFor(next).fetch);
+      const now: Running = { config: next, version: configVersion(next), forwarder, purger: null, alerts: null };
+      current = now;
+      if (was.forwarder) {
+        // Its attempts end by their own timeouts; one still out past them is cut short, reconciled as at a stop.
+        const stopping = was.forwarder
+          .stop(Math.max(0, ...actionTimeouts(was.config)) + RETIRE_MARGIN_MS)
+          .catch((error: unknown) => logger.error({ err: error }, 'the forwarder a reload replaced did not stop cleanly'))
+          .finally(() => retiring.delete(stopping));
+        retiring.add(stopping);
+      }
+      logger.info({ configVersion: now.version, previousVersion: was.version, tookMs: Math.round(performance.now() - began) }, 'config reloaded');
+      // The retention and alert rounds follow without holding up the answer: each first ends the pass it is in, which
+      // on a large purge takes a while. The next reload, or a close, waits for them.
+      const background = Promise.all([was.purger?.stop(), was.alerts?.stop()]).then(() => Object.assign(now, backgroundFor(next)));
+      return { outcome: { reloaded: true, configVersion: now.version, previousVersion: was.version }, background };
+    }
+    function reload(): Promise<ReloadOutcome> {
+      const turn = reloading.then(swap);
+      // A failed swap is its caller's to tell; the rounds' restart has no caller but the log.
+      reloading = turn.then(
+        ({ background }) => background?.catch((error: unknown) => logger.error({ err: error }, 'the retention or alert rounds did not restart after a reload')),
+        () => {},
+      );
+      return turn.then(({ outcome }) => outcome);
+    }
+    reloadGateway = reload;
   } catch (error) {
-    await alerts?.stop();
+    await current?.alerts?.stop();
     await signatureFailures?.stop();
     await rejections?.stop();
     await listener.close();
@@ -155,9 +247,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Now that deliveries are answered: a person's first page then need not wait for the dashboard's modules.
   if (role !== 'worker') loadDashboard().catch((error: unknown) => logger.error({ err: error }, 'the dashboard could not be loaded'));
 
+  const running = current!;
   return {
     url,
     store,
+    reload: () => (reloadGateway ? reloadGateway() : Promise.reject(new Error('this gateway was started without a config file to read again'))),
     async close() {
       listener.answerWith(stopping);
       const graceMs = graceOf(options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
@@ -166,7 +260,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       // connection is idle, and a keep-alive one would otherwise be held open for its whole timeout.
       const idle = setInterval(() => 'closeIdleConnections' in server && server.closeIdleConnections(), 50);
       const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), graceMs);
-      await Promise.all([purger?.stop(), upkeep?.stop(), alerts?.stop(), forwarder?.stop(graceMs), listening]);
+      // A reload that has begun finishes first: what it starts is then stopped with the rest.
+      await reloading;
+      const { purger, alerts, forwarder } = current ?? running;
+      await Promise.all([purger?.stop(), upkeep?.stop(), alerts?.stop(), forwarder?.stop(graceMs), ...retiring, listening]);
       await signatureFailures?.stop();
       await rejections?.stop();
       clearInterval(idle);

@@ -40,6 +40,8 @@ export interface Listener {
   waitingForDatabase(reason: string): void;
   /** From now on, requests are answered by `answer`. */
   answerWith(answer: Answer): void;
+  /** A reloaded config's longest body read: whole requests are then given that long. */
+  setLongestRead(ms: number): void;
   /** The underlying server, for a graceful close. */
   readonly server: Server;
   /** Stops listening and drops every connection: for a start that failed. */
@@ -79,6 +81,10 @@ export async function listen(port: number, host: string, longestReadMs: number):
     },
     answerWith(next) {
       answer = next;
+    },
+    setLongestRead(ms) {
+      // Node reads it at each of its periodic checks: a reload that gives a source longer takes effect at once.
+      server.requestTimeout = HEADERS_TIMEOUT_MS + ms;
     },
     close() {
       server.closeAllConnections();

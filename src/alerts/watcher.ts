@@ -53,7 +53,7 @@ export function startAlertWatcher(config: Config, store: Store, logger: Logger, 
   const lane = store.lane();
   const stallMs = config.limits.writeStallMs;
   const stall = { ms: stallMs, onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning the alert round's connection`) };
-  return periodic(
+  const rounds = periodic(
     everyMs,
     async () => {
       const made = await onLane(lane, stall, alertRound(lane.db, (observed, states) => decideRound(config, observed, states)));
@@ -62,4 +62,11 @@ export function startAlertWatcher(config: Config, store: Store, logger: Logger, 
     },
     (error) => logger.warn({ err: error }, 'an alert round failed; the next one looks again'),
   );
+  return {
+    ...rounds,
+    async stop(): Promise<void> {
+      await rounds.stop();
+      await lane.close();
+    },
+  };
 }

@@ -9,7 +9,9 @@ import type { AdminTokens } from '../http/tokens.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import type { Store } from '../store/connect.ts';
 import type { Stats } from '../store/queries/stats.ts';
+import type { Reload } from '../config/reload.ts';
 import { alertRoutes } from './alerts.ts';
+import { configRoutes } from './config.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
 import { rejectionRoutes } from './rejections.ts';
@@ -24,6 +26,9 @@ export interface AdminDeps {
   throttle: SignInThrottle;
   /** The actions' transforms, which a retry of a task whose transform failed computes again. */
   transforms: Transforms;
+  configVersion: string;
+  /** Reads the config file again and swaps it in; absent where the gateway was given no file. */
+  reload?: Reload | undefined;
 }
 
 /** The API's bodies are a note, a reference, a filter: a larger one is refused before it is read whole. */
@@ -37,7 +42,7 @@ const apiBodyLimit = bodyLimit({
 });
 
 /** The admin API under `/api`: behind the bearer tokens, or off (answering why) when none is set. */
-export function apiRoutes({ store, config, tokens, stats, throttle, transforms }: AdminDeps): Hono {
+export function apiRoutes({ store, config, tokens, stats, throttle, transforms, configVersion, reload }: AdminDeps): Hono {
   const app = new Hono<AdminEnv>();
   if (tokens === null) {
     app.all('/api/*', () => {
@@ -57,6 +62,7 @@ export function apiRoutes({ store, config, tokens, stats, throttle, transforms }
   app.route('/api/destinations', destinationRoutes({ store, config }));
   app.route('/api/alerts', alertRoutes({ store, config }));
   app.route('/api/rejections', rejectionRoutes({ store }));
+  app.route('/api/config', configRoutes({ reload, configVersion }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;
 }

@@ -77,7 +77,12 @@ export function taskRoutes({ store, config, transforms }: RetryDeps): Hono<Admin
   const view = async (id: string): Promise<TaskAnswer> => {
     const task = await taskView(store.db, id);
     if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
-    const explained = explainTask(task, await destinationOf(store, config, task), await predecessorOf(store.db, task));
+    const explained = explainTask(
+      task,
+      await destinationOf(store, config, task),
+      await predecessorOf(store.db, task),
+      config.sources[task.source]?.actions[task.action] !== undefined,
+    );
     const { frozenUrls: _, ...shown } = task;
     return { ...shown, request: requestOf(config, task), ...explained };
   };

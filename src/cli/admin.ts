@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { AlertTest, Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks } from './answers.ts';
+import type { AlertTest, Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, Reloaded, ReloadRefused, StatsAnswer, Task, Tasks } from './answers.ts';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
@@ -293,6 +293,21 @@ export function addAdminCommands(program: Command): void {
         return { answer, text: `test message ${answer.id} queued for ${name}; see it with: oncehook show ${answer.id}` };
       }),
     );
+
+  adminCommand(program, 'reload', 'read the config file again and swap it in; a config with problems is refused whole').action(
+    run(async (c) => {
+      try {
+        const answer = await call<Reloaded>(c, 'POST', '/api/config/reload', {});
+        const same = answer.configVersion === answer.previousVersion;
+        return { answer, text: `config reloaded: version ${answer.configVersion}${same ? ' (unchanged but for secrets, if any)' : `, was ${answer.previousVersion}`}` };
+      } catch (error) {
+        // Every problem, each on its line, as check-config prints them: the message alone names only their count.
+        const refused = error instanceof CliError ? (error.body as Partial<ReloadRefused>) : undefined;
+        if (!refused?.problems) throw error;
+        throw new CliError(`${error instanceof Error ? error.message : ''}\n  ${refused.problems.join('\n  ')}`, EXIT.refused, refused.error!.code, refused as ReloadRefused);
+      }
+    }),
+  );
 
   adminCommand(program, 'stats', 'events, duplicates by kind, attempts, confirmed effects, unresolved work and its age').action(
     run(async (c) => {

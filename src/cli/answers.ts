@@ -3,6 +3,7 @@ import type { DeliveriesAnswer, DeliveryAnswer } from '../api/deliveries.ts';
 import type { DestinationsAnswer } from '../api/destinations.ts';
 import type { RejectionsAnswer } from '../api/rejections.ts';
 import type { TaskAnswer, TasksAnswer } from '../api/tasks.ts';
+import type { ReloadOutcome } from '../config/reload.ts';
 import type { BulkOutcome } from '../operate/bulk.ts';
 import type { Stats } from '../store/queries/stats.ts';
 
@@ -24,3 +25,6 @@ export type Alerts = Json<AlertsAnswer>;
 export type AlertTest = Json<AlertTestAnswer>;
 export type StatsAnswer = Json<Stats>;
 export type Rejections = Json<RejectionsAnswer>;
+export type Reloaded = Extract<ReloadOutcome, { reloaded: true }>;
+/** A refused reload's 422: the API's error, with every problem of the file. */
+export type ReloadRefused = { error: { code: string; message: string }; problems: string[]; configVersion: string };

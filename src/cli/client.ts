@@ -1,4 +1,4 @@
-/** Exit codes of the admin commands: 1 the API refused (400, 404, 409); 2 usage, connection or authentication. */
+/** Exit codes of the admin commands: 1 the API refused (400, 404, 409, 422); 2 usage, connection or authentication. */
 export const EXIT = { refused: 1, usage: 2 } as const;
 
 /** An error in the API's shape, so a script reads one shape whatever failed. */
@@ -62,7 +62,7 @@ export async function call<Answer>(connection: Connection, method: 'GET' | 'POST
     const words = code === 'token_refused' || code === 'read_only_token' ? message : `${message} (the token was refused)`;
     throw new CliError(words, EXIT.usage, code, answered);
   }
-  if ([400, 404, 409].includes(response.status) && code !== 'admin_api_off') throw new CliError(message, EXIT.refused, code, answered);
+  if ([400, 404, 409, 422].includes(response.status) && code !== 'admin_api_off') throw new CliError(message, EXIT.refused, code, answered);
   throw new CliError(`${response.status}: ${message}`, EXIT.usage, code, answered);
 }
 

@@ -135,10 +135,14 @@ program
         `--lease-grace-ms past ${DEFAULT_LEASE_GRACE_MS}: a dead worker's task may be reclaimed later than its timeoutMs plus 30 s`,
       );
     }
-    const { config, defaulted } = loadConfig(options.config);
-    if (defaulted.length > 0) {
-      logger.warn({ variables: defaulted }, `unset, using the defaults written in ${options.config}: set them in production`);
-    }
+    const readConfig = () => {
+      const { config, defaulted } = loadConfig(options.config);
+      if (defaulted.length > 0) {
+        logger.warn({ variables: defaulted }, `unset, using the defaults written in ${options.config}: set them in production`);
+      }
+      return config;
+    };
+    const config = readConfig();
     let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
     let stopping: string | null = null;
     // A SIGTERM while the start waits for the database ends the wait: there is nothing to shut down yet.
@@ -174,6 +178,11 @@ program
     // the gateway cleanly once it is up — its lock released, exit 0 — rather than killing it mid-start.
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
+    // A reload: the gateway says what came of it in the log. Node's default for SIGHUP would end the process.
+    process.on('SIGHUP', () => {
+      if (!gateway || stopping) return logger.warn({ signal: 'SIGHUP' }, 'not reloading: the gateway is not serving');
+      gateway.reload().catch((error: unknown) => logger.error({ err: error }, 'the config reload failed; the running config stays'));
+    });
     if (!database) {
       // Said before the embedded database takes its memory: a process killed for want of it says nothing after.
       const { memoryLimit, memoryShortfall } = await import('../store/memory-need.ts');
@@ -199,6 +208,7 @@ program
         forwarder: { leaseGraceMs: options.leaseGraceMs, concurrency: options.concurrency, alertTimeoutMs: options.alertTimeoutMs },
         shutdownTimeoutMs: options.shutdownTimeoutMs,
         alertRoundMs: options.alertRoundMs,
+        reloadConfig: readConfig,
       }),
     ).catch((error: unknown) => {
       if (!stopping) throw error;

@@ -74,6 +74,8 @@ export class Forwarder {
   readonly #finishes: GroupCommit<AttemptFinish, boolean>;
   /** The queue's statements (claims, reclaims, the next due time) on a connection the worker may abandon. */
   readonly #queueLane: WriteLane;
+  /** The finishes' statements, on a lane of their own: a claim waiting on the database holds up no answer's record. */
+  readonly #finishLane: WriteLane;
   readonly #stall: Stall;
   readonly #finish = async (f: AttemptFinish) => {
     const kept = await this.#finishes.record(f);
@@ -127,7 +129,8 @@ export class Forwarder {
     });
     this.#queueLane = deps.store.lane();
     // Attempts end at their own times; those ending while a finish commits are written together in the next.
-    this.#finishes = new GroupCommit(deps.store.lane(), finishAttempts, { maxBatch: FINISHES_PER_BATCH, stall: this.#stall });
+    this.#finishLane = deps.store.lane();
+    this.#finishes = new GroupCommit(this.#finishLane, finishAttempts, { maxBatch: FINISHES_PER_BATCH, stall: this.#stall });
     // Every attempt in flight listens for the release: as many listeners as the concurrency, by design.
     setMaxListeners(0, this.#release.signal);
     this.#tokens = new Tokens(this.#pools, this.#release.signal);
@@ -184,6 +187,8 @@ export class Forwarder {
     await attempts;
     await this.#slotNotices?.settled();
     await this.#pools.close();
+    // A forwarder replaced by a reload stops long before the store closes: its connections go with it.
+    await Promise.all([this.#queueLane.close(), this.#finishLane.close()]);
   }
 
   async #tick(): Promise<void> {

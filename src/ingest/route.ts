@@ -7,9 +7,8 @@ import { receiptId, sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { outageLog } from '../outage-log.ts';
-import { recordDeliveries, type ReceiptInput, type Recorded } from '../store/atomic/record.ts';
-import type { Db, Store } from '../store/connect.ts';
-import { GroupCommit } from '../store/group-commit.ts';
+import type { ReceiptInput, Recorded } from '../store/atomic/record.ts';
+import type { Store } from '../store/connect.ts';
 import type { RefusedRequest, RejectionLog } from '../store/rejection-log.ts';
 import { Admission } from './admission.ts';
 import { withinBudget } from './budget.ts';
@@ -18,6 +17,7 @@ import type { Transforms } from '../shape/transforms.ts';
 import { KnownReceipts } from './known-receipts.ts';
 import { nameTasks, planTasks, type Plan } from './plan-tasks.ts';
 import { readBody } from './read-body.ts';
+import type { ReceiptWriter } from './receipt-writer.ts';
 import { headerRedactor } from './redact.ts';
 import { UnknownPathLog } from './unknown-paths.ts';
 
@@ -28,6 +28,8 @@ export interface IngestDeps {
   logger: Logger;
   metrics: Metrics;
   transforms: Transforms;
+  /** Where receipts are recorded: one for the process, shared by the ingest a reload replaces and its successor. */
+  writer: ReceiptWriter;
   /** Told of each delivery answered 401 (or a GET handshake's 403), for the alerts: the gateway's SignatureFailureLog. */
   signatureFailures?: SignatureFailureNotes | null | undefined;
   /** Where refused requests are counted for people to see (`/api/rejections`); absent in tests that need none. */
@@ -39,9 +41,6 @@ export interface SignatureFailureNotes {
   note(source: string, check: SignatureCheck): void;
 }
 
-/** Receipts written in one transaction at most; a batch also stops before 8 MiB of bodies. */
-const RECEIPTS_PER_BATCH = 128;
-const BATCH_BYTES = 8 * 1024 * 1024;
 /** While the database is down, a line every 10 s says how many deliveries failed so far, whatever the senders' rate. */
 const INGEST_OUTAGE_REPEAT_MS = 10_000;
 
@@ -63,7 +62,7 @@ function transformStartBy(deadline: number, budgetMs: number): number {
 const KNOWN_WAIT_MS = 1000;
 
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
-export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, signatureFailures, rejections }: IngestDeps): Hono {
+export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, writer, signatureFailures, rejections }: IngestDeps): Hono {
   const app = new Hono();
   /**
    * A refused request (or an unsigned ping, answered but never recorded): a metric, and a count people can read, which
@@ -75,18 +74,6 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
   };
   const admission = new Admission(config);
   const bodyRate = { minBytesPerSecond: config.limits.minBodyBytesPerSecond, graceMs: config.limits.bodyRateGraceMs };
-  const stallMs = config.limits.writeStallMs;
-  // A delivery is one receipt, or one per event of a batch: written together, in one transaction.
-  const writer = new GroupCommit<ReceiptInput[], Recorded[]>(store.lane(), recordGroups, {
-    maxBatch: RECEIPTS_PER_BATCH,
-    maxBytes: BATCH_BYTES,
-    bytesOf: (group) => group.reduce((n, receipt) => n + receipt.body.byteLength, 0),
-    stall: {
-      ms: stallMs,
-      onStall: () => logger.warn(`no answer from PostgreSQL in ${stallMs} ms: abandoning ingest's connection and writing the batch again on a new one`),
-    },
-    writtenAgain: (group) => group.map((receipt) => ({ ...receipt, id: receiptId() })),
-  });
   const outage = outageLog(logger, {
     level: 'error',
     failing: 'recording a delivery failed',
@@ -287,12 +274,6 @@ function handshakeAnswer(handshake: HandshakeAnswer): Response {
 }
 
 /** Each delivery's receipts, written as one batch: the function answers each in order, split back per delivery. */
-async function recordGroups(db: Db, groups: readonly ReceiptInput[][]): Promise<Recorded[][]> {
-  const recorded = await recordDeliveries(db, groups.flat());
-  let at = 0;
-  return groups.map((group) => recorded.slice(at, (at += group.length)));
-}
-
 function answer(recorded: Recorded) {
   if (recorded.decision === 'handshake') return { decision: recorded.decision, tasks: [] };
   if (recorded.decision === 'accepted') {

@@ -111,10 +111,18 @@ export function strandedWords(predecessor: { id: string; state: string }): { sho
 export const ledgerName = (row: { kind: string; number: number }) =>
   row.kind === 'lookup' ? `lookup of send #${row.number}` : row.kind === 'transform' ? 'transform' : `${row.kind} #${row.number}`;
 
+/** Tasks the running config has no action for wait in these states, claimed by no worker, until a person decides. */
+const UNCLAIMED_WITHOUT_ACTION: readonly string[] = [TASK_STATES.pending, TASK_STATES.outcomeUnknown];
+
+/**
+ * `configured`: whether the running config still has the task's action. A reload that removed it leaves its unsent
+ * tasks where they are, for a person: nothing is dropped.
+ */
 export function explainTask(
   task: TaskView,
   standing: Held | null = null,
   predecessor: { id: string; state: string } | null = null,
+  configured = true,
 ): TaskExplanation {
   const last = task.ledger[task.ledger.length - 1];
   const lastWords = last
@@ -159,9 +167,13 @@ export function explainTask(
     : paused.use === 'lookup'
       ? `No lookup is asked at ${paused.origin} while it is paused ${since}. Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task's lookup goes then. If you already know the answer, resolve, retry or cancel.`
       : `Nothing is sent to ${paused.origin} while it is paused ${since}. Fix the cause, then resume the destination (oncehook resume ${paused.origin}); this task goes then.`;
+  const orphaned = !configured && UNCLAIMED_WITHOUT_ACTION.includes(task.state);
+  const unconfigured = orphaned
+    ? `Held: the running config has no action ${task.action} on ${task.source}, so no worker takes it. Put the action back and reload the config (oncehook reload): it goes then. Or cancel it, or resolve it if it was done by hand.`
+    : null;
   return {
-    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${task.bodyPurged ? '; body purged by retention' : ''}`,
-    nextDecision: resume ?? (predecessor ? waiting(predecessor) : null) ?? next[task.state] ?? null,
+    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${orphaned ? '; held: its action is not in the running config' : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${task.bodyPurged ? '; body purged by retention' : ''}`,
+    nextDecision: unconfigured ?? resume ?? (predecessor ? waiting(predecessor) : null) ?? next[task.state] ?? null,
     allowedActions: decisionsFor(task.state, task.bodyPurged, task.transformError !== null),
   };
 }

@@ -65,7 +65,7 @@ export async function openPglite(dataDir: string | undefined, logger: StoreOptio
       return () => unlisten();
     },
     lane() {
-      return { kind: 'pglite', db, abandon: null };
+      return { kind: 'pglite', db, abandon: null, close: async () => {} };
     },
     async close() {
       if (!client.closed) await client.close();

@@ -46,12 +46,15 @@ export function openPostgres(url: string, max: number): Store {
         const laneClient = postgres(url, clientOptions(1, name));
         return { client: laneClient, db: drizzlePostgres(preparing(laneClient), { schema }) as unknown as Db, name };
       };
-      lanes.add(async () => {
+      const close = async () => {
         closed = true;
+        lanes.delete(close);
         await own?.client.end({ timeout: 5 });
-      });
+      };
+      lanes.add(close);
       return {
         kind: 'postgres',
+        close,
         get db() {
           // After close, a client opened here would never be ended; the write fails as on a closed pool.
           if (closed) throw Object.assign(new Error('the store is closed'), { code: 'CONNECTION_ENDED' });

@@ -33,6 +33,11 @@ export interface WriteLane {
   readonly db: Db;
   /** Drops the connection; a statement in flight on it fails as a connection error. Null on PGlite. */
   readonly abandon: (() => void) | null;
+  /**
+   * Ends the lane's connection once its statement in flight is answered: a writer that stops before the store
+   * closes (a forwarder replaced by a reload) would otherwise hold a connection until then.
+   */
+  close(): Promise<void>;
 }
 
 export interface StoreOptions {

@@ -32,7 +32,12 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
   const task = await taskView(deps.store.db, id);
   if (!task) throw new HttpError(404, 'unknown_task', `no task ${id}`);
   const request = requestOf(deps.config, task);
-  const { summary, nextDecision } = explainTask(task, await destinationOf(deps.store, deps.config, task), await predecessorOf(deps.store.db, task));
+  const { summary, nextDecision } = explainTask(
+    task,
+    await destinationOf(deps.store, deps.config, task),
+    await predecessorOf(deps.store.db, task),
+    deps.config.sources[task.source]?.actions[task.action] !== undefined,
+  );
 
   const body = (
     <>

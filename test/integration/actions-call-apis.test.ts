@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
-import { createApp } from '../../src/app.ts';
+import { appLasting, createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { createAdapter } from '../../adapters/index.ts';
@@ -166,13 +166,16 @@ describe('a transform that fails', () => {
     const fixed = JSON.parse(JSON.stringify(config));
     fixed.sources.shop.actions.broken.transform = '{"total": $type(total_price) = "number" ? total_price : null, "email": $uppercase(email)}';
     const fixedConfig = parseConfig(JSON.stringify(fixed), 'fixed').config;
+    const logger = createLogger('silent');
+    const metrics = createMetrics();
     const app = createApp({
       config: fixedConfig,
       adapters: new Map(Object.entries(fixedConfig.sources).map(([id, source]) => [id, createAdapter(source)])),
       store: gateway.store,
-      logger: createLogger('silent'),
-      metrics: createMetrics(),
+      logger,
+      metrics,
       adminToken: ADMIN_TOKEN,
+      lasting: appLasting(gateway.store, logger, metrics, () => fixedConfig),
     });
     expect(api.requests('/broken')).toEqual([]);
     const retried = await app.request(`/api/tasks/${id}/retry`, {

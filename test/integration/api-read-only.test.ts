@@ -53,7 +53,7 @@ function routesOf(app: Hono, method: string, prefix = ''): string[] {
     .map((route) => prefix + route.path.replace(/:(\w+)(?:\{(\w+)[^}]*\})?/g, (_, name: string, first?: string) => first ?? values[name] ?? 'retry'));
 }
 
-const fakeDeps = { store: {} as never, config: parseConfig(JSON.stringify(config), 'test').config, tokens: new AdminTokens(TOKENS), stats: {} as never, tasks: {} as never, transforms: {} as never };
+const fakeDeps = { store: {} as never, config: parseConfig(JSON.stringify(config), 'test').config, tokens: new AdminTokens(TOKENS), stats: {} as never, tasks: {} as never, transforms: {} as never, configVersion: 'test' };
 const throttle = new SignInThrottle(capture('silent').logger);
 
 describe('a read-only token (label:token:read)', () => {

@@ -20,6 +20,8 @@ export interface TestGatewayOptions {
   rejectionFlushMs?: number;
   /** Default: silent, or TEST_LOG_LEVEL's. */
   logger?: Logger;
+  /** What a reload reads: the config it returns, parsed as a file's would be. */
+  reloadConfig?: () => object;
 }
 
 /** A real gateway on a real port and a fresh database of this project's engine. */
@@ -39,6 +41,7 @@ export async function startTestGateway(config: object, options: TestGatewayOptio
     alertRoundMs: options.alertRoundMs,
     signatureFlushMs: options.signatureFlushMs,
     rejectionFlushMs: options.rejectionFlushMs,
+    ...(options.reloadConfig ? { reloadConfig: () => parseConfig(JSON.stringify(options.reloadConfig!()), 'test config').config } : {}),
   });
   return {
     ...gateway,

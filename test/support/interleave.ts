@@ -25,6 +25,7 @@ export function beforeEachStatement(store: Store, hook: (n: number) => Promise<u
           return watched(lane.db);
         },
         abandon: lane.abandon,
+        close: () => lane.close(),
       };
     },
   };

@@ -103,7 +103,7 @@ describe('SignInThrottle', () => {
 
 describe('the admin API', () => {
   const config = { sources: {}, limits: { writeStallMs: 30_000 } } as never;
-  const api = () => apiRoutes({ store: {} as never, config, tokens, stats: {} as never, throttle: new SignInThrottle(capture('silent').logger), transforms: {} as never });
+  const api = () => apiRoutes({ store: {} as never, config, tokens, stats: {} as never, throttle: new SignInThrottle(capture('silent').logger), transforms: {} as never, configVersion: 'test' });
   const as = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
   it('answers 429 with Retry-After once wrong tokens used their budget, to the right token too', async () => {
     const app = api();
@@ -121,7 +121,7 @@ describe('the admin API', () => {
   it('over real sockets: after 120 wrong tokens from 12 addresses, a right one from a 13th is answered at once', async () => {
     // A clock that stands still: on a busy machine the 120 requests can take longer than a budget's refill.
     const throttle = new SignInThrottle(capture('silent').logger, FAILED_SIGN_INS, () => 0);
-    const app = apiRoutes({ store: {} as never, config, tokens, stats: async () => ({}) as never, throttle, transforms: {} as never });
+    const app = apiRoutes({ store: {} as never, config, tokens, stats: async () => ({}) as never, throttle, transforms: {} as never, configVersion: 'test' });
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
     await once(server, 'listening');
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/stats`;
