@@ -18,7 +18,7 @@ import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
 import { Pager } from './pager.tsx';
 import { num, Table } from './table.tsx';
-import { TitledPanel } from './titled-panel.tsx';
+import { TablePanel, TitledPanel } from './titled-panel.tsx';
 
 const listQuery = pageParams({
   source: blank(z.string().max(200)),
@@ -188,21 +188,20 @@ export async function deliveryPage(c: Context<UiEnv>, deps: UiDeps) {
         )}
       </TitledPanel>
 
-      {view.skipped.length > 0 ? (
-        <TitledPanel title="Actions that made no task">
-          <Table head={['Action', 'Why', 'What did not match']}>
-            {view.skipped.map((skip) => (
-              <tr>
-                <td>{skip.action}</td>
-                <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
-                <td class="wrap">
-                  <code>{skip.detail}</code>
-                </td>
-              </tr>
-            ))}
-          </Table>
-        </TitledPanel>
-      ) : null}
+      <TablePanel
+        title="Actions that made no task"
+        head={['Action', 'Why', 'What did not match']}
+        items={view.skipped}
+        row={(skip) => (
+          <tr>
+            <td>{skip.action}</td>
+            <td>{skip.reason === 'topic' ? 'its topics' : 'its filter'}</td>
+            <td class="wrap">
+              <code>{skip.detail}</code>
+            </td>
+          </tr>
+        )}
+      />
 
       {view.repeats.length > 0 ? (
         <TitledPanel title="Later repeats of this receipt">

@@ -8,7 +8,7 @@ import type { UiDeps, UiEnv } from './env.ts';
 import { Time } from './format.tsx';
 import { page } from './layout.tsx';
 import { num, Table } from './table.tsx';
-import { TitledPanel } from './titled-panel.tsx';
+import { TablePanel, TitledPanel } from './titled-panel.tsx';
 
 const query = pageParams({ source: blank(z.string().max(200)), since: blank(z.string().max(100)) });
 
@@ -67,29 +67,26 @@ export async function rejectionsPage(c: Context<UiEnv>, deps: UiDeps) {
           </Table>
         )}
       </div>
-      {report.items.some((tally) => tally.samples.length > 0) ? (
-        <TitledPanel title="Latest refused">
-          <Table head={['When', 'Source', 'Reason', 'From', 'Header names']}>
-            {report.items.flatMap((tally) =>
-              tally.samples.map((sample) => (
-                <tr>
-                  <td class="nowrap">
-                    <Time at={new Date(sample.at)} />
-                  </td>
-                  <td>{tally.source}</td>
-                  <td>
-                    <code>{sample.reason}</code>
-                  </td>
-                  <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
-                  <td class="wrap">
-                    <code>{sample.headerNames.join(' ')}</code>
-                  </td>
-                </tr>
-              )),
-            )}
-          </Table>
-        </TitledPanel>
-      ) : null}
+      <TablePanel
+        title="Latest refused"
+        head={['When', 'Source', 'Reason', 'From', 'Header names']}
+        items={report.items.flatMap((tally) => tally.samples.map((sample) => ({ source: tally.source, sample })))}
+        row={({ source, sample }) => (
+          <tr>
+            <td class="nowrap">
+              <Time at={new Date(sample.at)} />
+            </td>
+            <td>{source}</td>
+            <td>
+              <code>{sample.reason}</code>
+            </td>
+            <td>{sample.remoteAddress ?? <span class="muted">—</span>}</td>
+            <td class="wrap">
+              <code>{sample.headerNames.join(' ')}</code>
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
   return page(c, deps, 'rejections', 'Refused requests', body);

@@ -12,7 +12,7 @@ import { Badge, bytes, Id, ms, Time } from './format.tsx';
 import { deliveryHref, taskHref } from './hrefs.ts';
 import { page } from './layout.tsx';
 import { num, Table } from './table.tsx';
-import { TitledPanel } from './titled-panel.tsx';
+import { TablePanel, TitledPanel } from './titled-panel.tsx';
 
 /** What an operator action changed, in a few words: its starting state and what it named. */
 function detailWords(detail: Record<string, unknown> | null): string {
@@ -183,25 +183,23 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
         )}
       </TitledPanel>
 
-      {task.replays.length > 0 ? (
-        <TitledPanel title="Replays">
-          <Table>
-            {task.replays.map((replay) => (
-              <tr>
-                <td>
-                  <Id value={replay.id} href={taskHref(replay.id)} />
-                </td>
-                <td>
-                  <Badge value={replay.state} />
-                </td>
-                <td>
-                  <Time at={replay.createdAt} />
-                </td>
-              </tr>
-            ))}
-          </Table>
-        </TitledPanel>
-      ) : null}
+      <TablePanel
+        title="Replays"
+        items={task.replays}
+        row={(replay) => (
+          <tr>
+            <td>
+              <Id value={replay.id} href={taskHref(replay.id)} />
+            </td>
+            <td>
+              <Badge value={replay.state} />
+            </td>
+            <td>
+              <Time at={replay.createdAt} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
   return page(c, deps, 'tasks', `Task ${task.id}`, body);
