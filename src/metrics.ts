@@ -10,58 +10,44 @@ export function createMetrics() {
   // Under their standard names (`process_cpu_seconds_total`, `nodejs_eventloop_lag_seconds`, …), as the usual
   // Node.js dashboards and alerts expect them; the scrape's job label tells services apart.
   collectDefaultMetrics({ register: registry });
+  const counter = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
+    new Counter<Label>({ name, help, labelNames, registers: [registry] });
+  const histogram = <Label extends string>(name: string, help: string, labelNames: readonly Label[], buckets: number[]) =>
+    new Histogram<Label>({ name, help, labelNames, buckets, registers: [registry] });
   return {
     registry,
-    deliveries: new Counter({
-      name: 'oncehook_deliveries_total',
-      help: 'Verified deliveries recorded, by source and decision',
-      labelNames: ['source', 'decision'] as const,
-      registers: [registry],
-    }),
-    rejections: new Counter({
-      name: 'oncehook_rejections_total',
-      help: 'Requests answered with an error, and unsigned pings answered 200 (unsigned_ping), none recorded, by source and reason; a store_timeout may still commit afterwards (the sender\'s retry is then a duplicate)',
-      labelNames: ['source', 'reason'] as const,
-      registers: [registry],
-    }),
-    ackSeconds: new Histogram({
-      name: 'oncehook_ack_seconds',
-      help: 'Time from a request arriving to its answer, by source and status',
-      labelNames: ['source', 'status'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    }),
-    forwardAttempts: new Counter({
-      name: 'oncehook_forward_attempts_total',
-      help: 'Sends and lookups made to downstream actions, by source, action and outcome class',
-      labelNames: ['source', 'action', 'class'] as const,
-      registers: [registry],
-    }),
-    forwardSeconds: new Histogram({
-      name: 'oncehook_forward_seconds',
-      help: 'Duration of requests to downstream actions, by source, action and kind (send or lookup)',
-      labelNames: ['source', 'action', 'kind'] as const,
-      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
-    }),
-    taskTransitions: new Counter({
-      name: 'oncehook_task_transitions_total',
-      help: 'Task state changes made by the forwarder, by source, action and new state (failed: the dead letter)',
-      labelNames: ['source', 'action', 'state'] as const,
-      registers: [registry],
-    }),
-    upkeepSeconds: new Histogram({
-      name: 'oncehook_embedded_upkeep_seconds',
-      help: 'Embedded PGlite only: how long each upkeep step (a table vacuum, the checkpoint) held the process, answering nothing meanwhile',
-      labelNames: ['step'] as const,
-      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    }),
-    leasesReclaimed: new Counter({
-      name: 'oncehook_leases_reclaimed_total',
-      help: 'Attempts whose worker stopped mid-attempt, reclaimed as unknown outcomes',
-      registers: [registry],
-    }),
+    deliveries: counter('oncehook_deliveries_total', 'Verified deliveries recorded, by source and decision', ['source', 'decision']),
+    rejections: counter(
+      'oncehook_rejections_total',
+      'Requests answered with an error, and unsigned pings answered 200 (unsigned_ping), none recorded, by source and reason; a store_timeout may still commit afterwards (the sender\'s retry is then a duplicate)',
+      ['source', 'reason'],
+    ),
+    ackSeconds: histogram('oncehook_ack_seconds', 'Time from a request arriving to its answer, by source and status', ['source', 'status'], [
+      0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]),
+    forwardAttempts: counter(
+      'oncehook_forward_attempts_total',
+      'Sends and lookups made to downstream actions, by source, action and outcome class',
+      ['source', 'action', 'class'],
+    ),
+    forwardSeconds: histogram(
+      'oncehook_forward_seconds',
+      'Duration of requests to downstream actions, by source, action and kind (send or lookup)',
+      ['source', 'action', 'kind'],
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    ),
+    taskTransitions: counter(
+      'oncehook_task_transitions_total',
+      'Task state changes made by the forwarder, by source, action and new state (failed: the dead letter)',
+      ['source', 'action', 'state'],
+    ),
+    upkeepSeconds: histogram(
+      'oncehook_embedded_upkeep_seconds',
+      'Embedded PGlite only: how long each upkeep step (a table vacuum, the checkpoint) held the process, answering nothing meanwhile',
+      ['step'],
+      [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    ),
+    leasesReclaimed: counter('oncehook_leases_reclaimed_total', 'Attempts whose worker stopped mid-attempt, reclaimed as unknown outcomes'),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
