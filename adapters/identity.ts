@@ -3,7 +3,9 @@
  * a topic, and when the event happened.
  */
 import { InputError } from '../src/errors.ts';
-import { jsonKind } from './body.ts';
+import { jsonPointer } from '../src/json-pointer.ts';
+import { jsonKind, parseJson } from './body.ts';
+import type { Identity } from './types.ts';
 
 const MAX_ID_LENGTH = 255;
 
@@ -66,6 +68,31 @@ function textId(value: unknown, what: string, expected: string): string {
     throw new InputError('invalid_identity', `the ${what} is ${jsonKind(value)}, not ${expected}`);
   }
   return requireId(value, what);
+}
+
+/** Where a sender's JSON body names its event: JSON pointers to the event's ID (a string), its topic and its time. */
+export interface EventInBody {
+  eventId: string;
+  topic: string;
+  occurredAt: string;
+  /** How the time is written; an ISO 8601 string unless said. */
+  date?: (value: unknown) => Date | null;
+}
+
+/**
+ * The identity of a verified delivery whose JSON body names its event. The delivery is the event, unless the
+ * sender names it apart: `deliveryOf` reads it, given the body and the event's ID.
+ */
+export function eventInBody(body: Uint8Array, at: EventInBody, deliveryOf = (_json: unknown, eventId: string) => eventId): Identity {
+  const json = parseJson(body);
+  const eventId = stringId(jsonPointer(json, at.eventId), `event id (body "${at.eventId.slice(1).replaceAll('/', '.')}")`);
+  return {
+    deliveryId: deliveryOf(json, eventId),
+    eventId,
+    topic: optionalString(jsonPointer(json, at.topic)),
+    occurredAt: (at.date ?? isoDate)(jsonPointer(json, at.occurredAt)),
+    json,
+  };
 }
 
 /** A string, or null when absent or blank; for topics, which filter actions but are never required. */

@@ -13,8 +13,7 @@
  */
 import { SignatureError } from '../src/errors.ts';
 import { jsonPointer } from '../src/json-pointer.ts';
-import { parseJson } from './body.ts';
-import { isoDate, optionalString, stringId } from './identity.ts';
+import { eventInBody, stringId } from './identity.ts';
 import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
 import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
@@ -50,17 +49,11 @@ function adapter({ secrets }: SenderSource): SenderAdapter {
       if (!anySignatureMatches(secrets, sign, signatures, 'hex')) {
         throw new SignatureError("no h1 in Paddle-Signature matches the body under any configured secret key (the notification destination's, pdl_ntfset_…)");
       }
-      const json = parseJson(request.body);
-      const eventId = stringId(jsonPointer(json, '/event_id'), 'event id (body "event_id")');
-      const notification = jsonPointer(json, '/notification_id');
-      return {
+      return eventInBody(request.body, { eventId: '/event_id', topic: '/event_type', occurredAt: '/occurred_at' }, (json, eventId) => {
+        const notification = jsonPointer(json, '/notification_id');
         // A body without a notification_id (one posted by hand) is its event's only delivery.
-        deliveryId: notification === undefined ? eventId : stringId(notification, 'delivery id (body "notification_id")'),
-        eventId,
-        topic: optionalString(jsonPointer(json, '/event_type')),
-        occurredAt: isoDate(jsonPointer(json, '/occurred_at')),
-        json,
-      };
+        return notification === undefined ? eventId : stringId(notification, 'delivery id (body "notification_id")');
+      });
     },
   };
 }

@@ -11,9 +11,7 @@
  * 2xx within 5 seconds, and retries a timeout, a 5xx or a 429 four times over about 20 minutes.
  */
 import { SignatureError } from '../src/errors.ts';
-import { jsonPointer } from '../src/json-pointer.ts';
-import { parseJson } from './body.ts';
-import { isoDate, optionalString, requireId, stringId } from './identity.ts';
+import { eventInBody, requireId } from './identity.ts';
 import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
 import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
 
@@ -35,16 +33,10 @@ function adapter({ secrets }: SenderSource): SenderAdapter {
       if (!anySignatureMatches(secrets, sign, signatures, 'hex')) {
         throw new SignatureError("no v1 signature in X-PagerDuty-Signature matches the body under any configured secret (the webhook subscription's)");
       }
-      const json = parseJson(request.body);
-      const eventId = stringId(jsonPointer(json, '/event/id'), 'event id (body "event.id")');
-      const webhookId = request.headers.get('x-webhook-id')?.trim() || null;
-      return {
-        deliveryId: webhookId === null ? eventId : requireId(webhookId, 'X-Webhook-Id header'),
-        eventId,
-        topic: optionalString(jsonPointer(json, '/event/event_type')),
-        occurredAt: isoDate(jsonPointer(json, '/event/occurred_at')),
-        json,
-      };
+      return eventInBody(request.body, { eventId: '/event/id', topic: '/event/event_type', occurredAt: '/event/occurred_at' }, (_json, eventId) => {
+        const webhookId = request.headers.get('x-webhook-id')?.trim() || null;
+        return webhookId === null ? eventId : requireId(webhookId, 'X-Webhook-Id header');
+      });
     },
   };
 }

@@ -12,9 +12,7 @@
  * (https://developer.squareup.com/docs/webhooks/troubleshooting).
  */
 import { SignatureError } from '../src/errors.ts';
-import { jsonPointer } from '../src/json-pointer.ts';
-import { parseJson } from './body.ts';
-import { isoDate, optionalString, stringId } from './identity.ts';
+import { eventInBody } from './identity.ts';
 import { required, sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
 import { hmac, requireSignatureHeader, safeEqual } from './signature.ts';
 import { calledUrls, sampleUrl } from './signed-url.ts';
@@ -43,15 +41,7 @@ function adapter(source: SenderSource): SenderAdapter {
           "x-square-hmacsha256-signature does not match the notification URL and body under any configured signature key; is publicUrl the origin of the subscription's notification URL?",
         );
       }
-      const json = parseJson(request.body);
-      const eventId = stringId(jsonPointer(json, '/event_id'), 'event id (body "event_id")');
-      return {
-        deliveryId: eventId,
-        eventId,
-        topic: optionalString(jsonPointer(json, '/type')),
-        occurredAt: isoDate(jsonPointer(json, '/created_at')),
-        json,
-      };
+      return eventInBody(request.body, { eventId: '/event_id', topic: '/type', occurredAt: '/created_at' });
     },
   };
 }

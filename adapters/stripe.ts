@@ -5,9 +5,7 @@
  * retry (signed at a new t) is answered as duplicate_delivery.
  */
 import { SignatureError } from '../src/errors.ts';
-import { jsonPointer } from '../src/json-pointer.ts';
-import { parseJson } from './body.ts';
-import { optionalString, stringId, unixSecondsDate } from './identity.ts';
+import { eventInBody, unixSecondsDate } from './identity.ts';
 import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
 import { anySignatureMatches, checkTimestamp, hmac, requireSignatureHeader } from './signature.ts';
 
@@ -47,15 +45,7 @@ function adapter({ secrets }: SenderSource): SenderAdapter {
           'no v1 signature in Stripe-Signature matches the body under any configured endpoint secret (whsec_…)',
         );
       }
-      const json = parseJson(request.body);
-      const eventId = stringId(jsonPointer(json, '/id'), 'event id (body "id")');
-      return {
-        deliveryId: eventId,
-        eventId,
-        topic: optionalString(jsonPointer(json, '/type')),
-        occurredAt: unixSecondsDate(jsonPointer(json, '/created')),
-        json,
-      };
+      return eventInBody(request.body, { eventId: '/id', topic: '/type', occurredAt: '/created', date: unixSecondsDate });
     },
   };
 }

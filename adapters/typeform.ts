@@ -10,9 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignatureError } from '../src/errors.ts';
-import { jsonPointer } from '../src/json-pointer.ts';
-import { parseJson } from './body.ts';
-import { isoDate, optionalString, stringId } from './identity.ts';
+import { eventInBody } from './identity.ts';
 import { sender, type Sample, type SampleRequest, type SenderAdapter, type SenderSource } from './sender.ts';
 import { anySignatureMatches, hmac, requireSignatureHeader } from './signature.ts';
 
@@ -30,15 +28,7 @@ function adapter({ secrets }: SenderSource): SenderAdapter {
       if (!anySignatureMatches(secrets, sign, [signature.slice(PREFIX.length)], 'base64')) {
         throw new SignatureError("Typeform-Signature does not match the body under any configured secret (the webhook's secret)");
       }
-      const json = parseJson(request.body);
-      const eventId = stringId(jsonPointer(json, '/event_id'), 'event id (body "event_id")');
-      return {
-        deliveryId: eventId,
-        eventId,
-        topic: optionalString(jsonPointer(json, '/event_type')),
-        occurredAt: isoDate(jsonPointer(json, '/form_response/submitted_at')),
-        json,
-      };
+      return eventInBody(request.body, { eventId: '/event_id', topic: '/event_type', occurredAt: '/form_response/submitted_at' });
     },
   };
 }
