@@ -27,14 +27,20 @@ export interface TargetRow {
 
 type Reading = { value: number; measured: string; met: boolean; bounds: string[] } | { unmeasured: string };
 
-interface Target {
+/** The results, with the figures of every phase in `Needs`. */
+type With<Needs extends PhaseName> = Results & { [Phase in Needs]-?: NonNullable<Results[Phase]> };
+
+interface Target<Needs extends PhaseName = PhaseName> {
   id: string;
   name: string;
   line: string;
-  needs: PhaseName[];
-  /** Called only when every phase it `needs` has its figures, so those are read with `!`. */
-  read(r: Results, o: TargetOptions): Reading;
+  needs: Needs[];
+  /** Called only when every phase it `needs` has its figures. */
+  read(r: With<Needs>, o: TargetOptions): Reading;
 }
+
+/** A target whose `read` is typed by its `needs`; targets() calls it only once they are there. */
+const target = <Needs extends PhaseName>(t: Target<Needs>) => t as Target;
 
 export type TargetOptions = Pick<BenchOptions, 'phases' | 'concurrency' | 'stormSize'>;
 
@@ -75,13 +81,13 @@ function latencyBound(clients: number, load: LoadResult, p99LineMs: number): str
 }
 
 const TARGETS: Target[] = [
-  {
+  target({
     id: '1',
     name: 'whole job: forwarded in the window ÷ Hono + pg-boss',
     line: '≥ 3×, ack p99 ≤ 50 ms',
     needs: ['whole-job'],
     read(r, o) {
-      const { oncehook: once, peer } = r['whole-job']!;
+      const { oncehook: once, peer } = r['whole-job'];
       if (peer.forwardedPerSecond <= 0) return { unmeasured: 'the peer forwarded nothing within the window' };
       const value = once.forwardedPerSecond / peer.forwardedPerSecond;
       const p99 = once.load.latencyMs.p99;
@@ -114,15 +120,14 @@ const TARGETS: Target[] = [
         bounds,
       };
     },
-  },
-  {
+  }),
+  target({
     id: '2',
     name: 'receiving: ingest ÷ (a) pgbench ceiling',
     line: '≥ 1.5×, ack p99 ≤ 50 ms',
     needs: ['pgbench', 'ingest'],
     read(r, o) {
-      const pgbench = r.pgbench!;
-      const ingest = r.ingest!;
+      const { pgbench, ingest } = r;
       const value = ingest.load.acceptedPerSecond / pgbench.tps;
       const p99 = ingest.load.latencyMs.p99;
       const bounds: string[] = [];
@@ -139,15 +144,14 @@ const TARGETS: Target[] = [
       if (cpu && bounds.length > 0) bounds.push(cpu);
       return { value, measured: `${times(value)} (${int(ingest.load.acceptedPerSecond)} ÷ ${int(pgbench.tps)}), ack p99 ${ms(p99)} ms`, met: value >= 1.5 && p99 <= 50, bounds };
     },
-  },
-  {
+  }),
+  target({
     id: '3',
     name: 'draining a backlog ÷ (c) pg-boss work-and-forward',
     line: '≥ 1.5×',
     needs: ['pgboss', 'forward'],
     read(r) {
-      const pgboss = r.pgboss!;
-      const forward = r.forward!;
+      const { pgboss, forward } = r;
       if (!forward.measured) return { unmeasured: forward.reason };
       const value = forward.work.perSecond / pgboss.work.perSecond;
       const bounds: string[] = [];
@@ -164,15 +168,13 @@ const TARGETS: Target[] = [
       }
       return { value, measured: `${times(value)} (${int(forward.work.perSecond)} ÷ ${int(pgboss.work.perSecond)} forwarded/s)`, met: value >= 1.5, bounds };
     },
-  },
-  {
+  }),
+  target({
     id: '4',
     name: 'storm: p99 ÷ the same burst against the bare echo',
     line: '≤ 1.5×, exactly one accepted',
     needs: ['http', 'storm'],
-    read(r, o) {
-      const http = r.http!;
-      const storm = r.storm!;
+    read({ http, storm }, o) {
       const echo = http.storm.latencyMs.p99;
       const value = storm.load.latencyMs.p99 / echo;
       const bounds: string[] = [];
@@ -190,43 +192,41 @@ const TARGETS: Target[] = [
         bounds,
       };
     },
-  },
-  {
+  }),
+  target({
     id: '5a',
     name: 'stays met: idle ack → first downstream request',
     line: '≤ 50 ms median',
     needs: ['forward'],
-    read(r) {
-      const forward = r.forward!;
+    read({ forward }) {
       if (!forward.measured) return { unmeasured: forward.reason };
       if (!forward.idleFirstForward) return { unmeasured: 'the backlog never finished, so the queue was never idle' };
       const { p50, max } = forward.idleFirstForward;
       return { value: p50, measured: `${ms(p50)} ms median, ${ms(max)} ms max`, met: p50 <= 50, bounds: [] };
     },
-  },
-  {
+  }),
+  target({
     id: '5b',
     name: 'stays met: soak RSS growth',
     line: '< 10 %',
     needs: ['soak'],
     read(r) {
-      const growth = r.soak!.growth * 100;
+      const growth = r.soak.growth * 100;
       return { value: growth, measured: `${growth.toFixed(1)} %`, met: growth < 10, bounds: [] };
     },
-  },
-  {
+  }),
+  target({
     id: '5c',
     name: "stays met: npm start's deployment on embedded PGlite",
     line: 'answered as sent, all forwarded within a minute',
     needs: ['embedded'],
-    read(r) {
-      const e = r.embedded!;
+    read({ embedded: e }) {
       const met = e.decisionsAsExpected && e.drainAfterMs !== null;
       const drained = e.drainAfterMs === null ? 'not all forwarded within a minute' : 'all forwarded';
       const bounds = e.decisionsAsExpected ? [] : [`answers not as sent: ${e.load.errors} errors, ${JSON.stringify(e.load.decisions)}`];
       return { value: e.load.acceptedPerSecond, measured: `${int(e.load.acceptedPerSecond)} accepted/s, ack p99 ${ms(e.load.latencyMs.p99)} ms, ${drained}`, met, bounds };
     },
-  },
+  }),
 ];
 
 export function targets(r: Results, o: TargetOptions): TargetRow[] {
@@ -239,7 +239,8 @@ export function targets(r: Results, o: TargetOptions): TargetRow[] {
         ? { ...row, value: null, measured: '', status: 'failed', why: [`phase ${failed.join(', ')} failed (see the notes at the top)`] }
         : { ...row, value: null, measured: '', status: 'not run', why: [`needs ${missing.join(', ')}`] };
     }
-    const reading = t.read(r, o);
+    // Every phase it needs has its figures: checked above.
+    const reading = t.read(r as With<PhaseName>, o);
     if ('unmeasured' in reading) return { ...row, value: null, measured: '', status: 'not measured', why: [reading.unmeasured] };
     return { ...row, value: reading.value, measured: reading.measured, status: reading.met ? 'met' : 'not met', why: reading.met ? [] : reading.bounds };
   });
