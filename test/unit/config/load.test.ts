@@ -27,6 +27,117 @@ function problems(config: unknown, env: Record<string, string> = {}): string[] {
   throw new Error('expected the config to be refused');
 }
 
+/** Changes to the valid config, each with every problem it is then refused with. */
+const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] = [
+  {
+    name: 'refuses a step that waits for an action the source does not have',
+    edit: (config) => {
+      config.sources.shop.actions.mail = { url: 'https://mail.example', after: 'nothing' };
+    },
+    said: [
+      'sources.shop.actions.mail.after: no sibling action "nothing" in this source',
+    ],
+  },
+  {
+    name: 'refuses a task key that is not a template of known placeholders, and steps that wait for each other',
+    edit: (config) => {
+      config.sources.shop.taskKey = '{eventID}';
+      config.sources.shop.actions = {
+        a: { url: 'https://a.example', after: 'b' },
+        b: { url: 'https://b.example', after: 'a' },
+        c: { url: 'https://c.example', after: 'a' },
+      };
+    },
+    said: [
+      'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
+      'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
+      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
+    ],
+  },
+  {
+    name: "lists a step that never starts beside the source's other problems, not only once they are fixed",
+    edit: (config) => {
+      config.sources.shop.adapter = 'shopfy';
+      config.sources.shop.actions = {
+        a: { url: 'not a url', after: 'b' },
+        b: { url: 'https://b.example', after: 'a' },
+        c: { url: 'https://c.example', after: 'nothing', timeoutMs: -1 },
+        d: 'https://d.example',
+      };
+    },
+    said: [
+      expect.stringMatching(/^sources\.shop\.adapter: /),
+      expect.stringMatching(/^sources\.shop\.actions\.a\.url: /),
+      expect.stringMatching(/^sources\.shop\.actions\.c\.timeoutMs: /),
+      expect.stringMatching(/^sources\.shop\.actions\.d: /),
+      'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
+      'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
+      'sources.shop.actions.c.after: no sibling action "nothing" in this source',
+    ],
+  },
+  {
+    name: "lists a task key's problem beside the source's others, not only once they are fixed",
+    edit: (config) => {
+      config.sources.shop.adapter = 'shopfy';
+      config.sources.shop.taskKey = '{eventID}';
+    },
+    said: [
+      expect.stringMatching(/^sources\.shop\.adapter: /),
+      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
+    ],
+  },
+  {
+    name: 'refuses unknown keys, so a typo is not silently ignored, and names the key meant',
+    edit: (config) => {
+      config.sources.shop.actions.crm.timeoutMS = 5;
+    },
+    said: ['sources.shop.actions.crm: unknown key "timeoutMS": did you mean "timeoutMs"?'],
+  },
+  {
+    name: 'names the nearest known key wherever a key is unknown, or the keys there are when none is near',
+    edit: (config) => {
+      config.limit = {};
+      config.sources.shop.actions.crm.transfrom = '$';
+      config.sources.shop.actions.crm.idempotncy = 'key';
+      config.sources.shop.secret = 'x';
+      config.sources.shop.actions.crm.lookup = { url: 'https://crm.example/t?k={key}', found: {}, heaers: {} };
+      config.destinations = { 'https://crm.example': { rateLimit: { perSecond: 1, brust: 2 }, retries: 3 } };
+    },
+    said: [
+      'destinations["https://crm.example"].rateLimit: unknown key "brust": did you mean "burst"?',
+      'destinations["https://crm.example"]: unknown key "retries": the keys here are rateLimit, maxInFlight',
+      'sources.shop.actions.crm.lookup: unknown key "heaers": did you mean "headers"?',
+      'sources.shop.actions.crm: unknown keys "transfrom" (did you mean "transform"?), "idempotncy" (did you mean "idempotency"?)',
+      'sources.shop: unknown key "secret": did you mean "secrets"?',
+      '(root): unknown key "limit": did you mean "limits"?',
+    ],
+  },
+  {
+    name: 'names the nearest option of a misspelt one, and keeps the list of options when none is near',
+    edit: (config) => {
+      config.sources.shop.adapter = 'shopfy';
+      config.sources.shop.actions.crm.idempotency = 'keys';
+      config.sources.shop.actions.crm.method = 'DELETE';
+    },
+    said: [
+      'sources.shop.adapter: "shopfy" is not an option: did you mean "shopify"?',
+      'sources.shop.actions.crm.idempotency: "keys" is not an option: did you mean "key"?',
+      'sources.shop.actions.crm.method: Invalid option: expected one of "POST"|"PUT"|"PATCH"',
+    ],
+  },
+  {
+    name: 'refuses a topic with spaces around it and a url placeholder that is not one, which would never work as meant',
+    edit: (config) => {
+      config.sources.shop.actions.crm.topics = ['orders/create '];
+      config.sources.shop.actions.crm.url = 'https://crm.example/orders/{eventID}';
+    },
+    said: [
+      'sources.shop.actions.crm.url: {eventID}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {key}, {header:NAME}, {body:/pointer} or {sent:/pointer}',
+      "sources.shop.actions.crm.topics[0]: spaces around a topic: it would never match a delivery's topic",
+    ],
+  },
+];
+
 describe('config', () => {
   it('fills ${NAME} from the environment and applies the contract defaults', () => {
     const { config } = parseConfig(JSON.stringify(valid), 'test.json', { SHOP_SECRET: 's3cret' });
@@ -111,13 +222,13 @@ describe('config', () => {
     );
   });
 
-  it('refuses a step that waits for an action the source does not have', () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.actions.mail = { url: 'https://mail.example', after: 'nothing' };
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'sources.shop.actions.mail.after: no sibling action "nothing" in this source',
-    ]);
-  });
+  for (const { name, edit, said } of REFUSED) {
+    it(name, () => {
+      const config = structuredClone(valid) as any;
+      edit(config);
+      expect(problems(config, { SHOP_SECRET: 'x' })).toEqual(said);
+    });
+  }
 
   it('refuses secrets the Standard Webhooks scheme cannot decode, each at its path and without its value', () => {
     const good = `whsec_${Buffer.from('thirty-two bytes of secret key!!').toString('base64')}`;
@@ -215,87 +326,6 @@ describe('config', () => {
     expect(() => parseConfig(JSON.stringify({ sources: { sms: source('twilio', { publicUrl }), pos: source('square', { publicUrl }) } }), 'test.json', {})).not.toThrow();
   });
 
-  it('refuses a task key that is not a template of known placeholders, and steps that wait for each other', () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.taskKey = '{eventID}';
-    config.sources.shop.actions = {
-      a: { url: 'https://a.example', after: 'b' },
-      b: { url: 'https://b.example', after: 'a' },
-      c: { url: 'https://c.example', after: 'a' },
-    };
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
-      'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
-      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
-    ]);
-  });
-
-  it('lists a step that never starts beside the source\'s other problems, not only once they are fixed', () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.adapter = 'shopfy';
-    config.sources.shop.actions = {
-      a: { url: 'not a url', after: 'b' },
-      b: { url: 'https://b.example', after: 'a' },
-      c: { url: 'https://c.example', after: 'nothing', timeoutMs: -1 },
-      d: 'https://d.example',
-    };
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      expect.stringMatching(/^sources\.shop\.adapter: /),
-      expect.stringMatching(/^sources\.shop\.actions\.a\.url: /),
-      expect.stringMatching(/^sources\.shop\.actions\.c\.timeoutMs: /),
-      expect.stringMatching(/^sources\.shop\.actions\.d: /),
-      'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
-      'sources.shop.actions.b.after: steps that wait for each other never start: b → a → b',
-      'sources.shop.actions.c.after: no sibling action "nothing" in this source',
-    ]);
-  });
-
-  it("lists a task key's problem beside the source's others, not only once they are fixed", () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.adapter = 'shopfy';
-    config.sources.shop.taskKey = '{eventID}';
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      expect.stringMatching(/^sources\.shop\.adapter: /),
-      expect.stringMatching(/^sources\.shop\.taskKey: \{eventID\}: not a placeholder/),
-    ]);
-  });
-
-  it('refuses unknown keys, so a typo is not silently ignored, and names the key meant', () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.actions.crm.timeoutMS = 5;
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual(['sources.shop.actions.crm: unknown key "timeoutMS": did you mean "timeoutMs"?']);
-  });
-
-  it('names the nearest known key wherever a key is unknown, or the keys there are when none is near', () => {
-    const config = structuredClone(valid) as any;
-    config.limit = {};
-    config.sources.shop.actions.crm.transfrom = '$';
-    config.sources.shop.actions.crm.idempotncy = 'key';
-    config.sources.shop.secret = 'x';
-    config.sources.shop.actions.crm.lookup = { url: 'https://crm.example/t?k={key}', found: {}, heaers: {} };
-    config.destinations = { 'https://crm.example': { rateLimit: { perSecond: 1, brust: 2 }, retries: 3 } };
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'destinations["https://crm.example"].rateLimit: unknown key "brust": did you mean "burst"?',
-      'destinations["https://crm.example"]: unknown key "retries": the keys here are rateLimit, maxInFlight',
-      'sources.shop.actions.crm.lookup: unknown key "heaers": did you mean "headers"?',
-      'sources.shop.actions.crm: unknown keys "transfrom" (did you mean "transform"?), "idempotncy" (did you mean "idempotency"?)',
-      'sources.shop: unknown key "secret": did you mean "secrets"?',
-      '(root): unknown key "limit": did you mean "limits"?',
-    ]);
-  });
-
-  it('names the nearest option of a misspelt one, and keeps the list of options when none is near', () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.adapter = 'shopfy';
-    config.sources.shop.actions.crm.idempotency = 'keys';
-    config.sources.shop.actions.crm.method = 'DELETE';
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'sources.shop.adapter: "shopfy" is not an option: did you mean "shopify"?',
-      'sources.shop.actions.crm.idempotency: "keys" is not an option: did you mean "key"?',
-      'sources.shop.actions.crm.method: Invalid option: expected one of "POST"|"PUT"|"PATCH"',
-    ]);
-  });
-
   it('tells an unset variable once, not also as the ${NAME} it left in the value', () => {
     const config = structuredClone(valid) as any;
     config.sources.hooks = {
@@ -374,16 +404,6 @@ describe('config', () => {
     const config = structuredClone(valid) as any;
     config.sources.shop.actions.crm.lookup = 'https://crm.example/effects?key={key}';
     expect(() => parseConfig(JSON.stringify(config), 'test.json', { SHOP_SECRET: 'x' })).not.toThrow();
-  });
-
-  it('refuses a topic with spaces around it and a url placeholder that is not one, which would never work as meant', () => {
-    const config = structuredClone(valid) as any;
-    config.sources.shop.actions.crm.topics = ['orders/create '];
-    config.sources.shop.actions.crm.url = 'https://crm.example/orders/{eventID}';
-    expect(problems(config, { SHOP_SECRET: 'x' })).toEqual([
-      'sources.shop.actions.crm.url: {eventID}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {key}, {header:NAME}, {body:/pointer} or {sent:/pointer}',
-      "sources.shop.actions.crm.topics[0]: spaces around a topic: it would never match a delivery's topic",
-    ]);
   });
 
   it('takes placeholders in the path and query of a url and a lookup, and refuses one before the path', () => {
