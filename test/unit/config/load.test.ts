@@ -27,12 +27,18 @@ function problems(config: unknown, env: Record<string, string> = {}): string[] {
   throw new Error('expected the config to be refused');
 }
 
-/** Changes to the valid config, each with every problem it is then refused with. */
-const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] = [
+/** A config of one shopify source, `shop`, with these actions, and what else is given beside its sources. */
+const shopWith = (actions: object, beside: object = {}) => ({ ...beside, sources: { shop: { adapter: 'shopify', secrets: ['s'], actions } } });
+
+/** Two steps that wait for each other, so neither ever starts. */
+const WAITING_FOR_EACH_OTHER = { a: { url: 'https://a.example', after: 'b' }, b: { url: 'https://b.example', after: 'a' } };
+
+/** Values set on a copy of the valid config at dotted paths, each change with every problem it is then refused with. */
+const REFUSED: { name: string; set: Record<string, unknown>; said: unknown[] }[] = [
   {
     name: 'refuses a step that waits for an action the source does not have',
-    edit: (config) => {
-      config.sources.shop.actions.mail = { url: 'https://mail.example', after: 'nothing' };
+    set: {
+      'sources.shop.actions.mail': { url: 'https://mail.example', after: 'nothing' },
     },
     said: [
       'sources.shop.actions.mail.after: no sibling action "nothing" in this source',
@@ -40,13 +46,9 @@ const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] 
   },
   {
     name: 'refuses a task key that is not a template of known placeholders, and steps that wait for each other',
-    edit: (config) => {
-      config.sources.shop.taskKey = '{eventID}';
-      config.sources.shop.actions = {
-        a: { url: 'https://a.example', after: 'b' },
-        b: { url: 'https://b.example', after: 'a' },
-        c: { url: 'https://c.example', after: 'a' },
-      };
+    set: {
+      'sources.shop.taskKey': '{eventID}',
+      'sources.shop.actions': { ...WAITING_FOR_EACH_OTHER, c: { url: 'https://c.example', after: 'a' } },
     },
     said: [
       'sources.shop.actions.a.after: steps that wait for each other never start: a → b → a',
@@ -56,14 +58,14 @@ const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] 
   },
   {
     name: "lists a step that never starts beside the source's other problems, not only once they are fixed",
-    edit: (config) => {
-      config.sources.shop.adapter = 'shopfy';
-      config.sources.shop.actions = {
-        a: { url: 'not a url', after: 'b' },
-        b: { url: 'https://b.example', after: 'a' },
+    set: {
+      'sources.shop.adapter': 'shopfy',
+      'sources.shop.actions': {
+        ...WAITING_FOR_EACH_OTHER,
+        a: { ...WAITING_FOR_EACH_OTHER.a, url: 'not a url' },
         c: { url: 'https://c.example', after: 'nothing', timeoutMs: -1 },
         d: 'https://d.example',
-      };
+      },
     },
     said: [
       expect.stringMatching(/^sources\.shop\.adapter: /),
@@ -77,9 +79,9 @@ const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] 
   },
   {
     name: "lists a task key's problem beside the source's others, not only once they are fixed",
-    edit: (config) => {
-      config.sources.shop.adapter = 'shopfy';
-      config.sources.shop.taskKey = '{eventID}';
+    set: {
+      'sources.shop.adapter': 'shopfy',
+      'sources.shop.taskKey': '{eventID}',
     },
     said: [
       expect.stringMatching(/^sources\.shop\.adapter: /),
@@ -88,20 +90,20 @@ const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] 
   },
   {
     name: 'refuses unknown keys, so a typo is not silently ignored, and names the key meant',
-    edit: (config) => {
-      config.sources.shop.actions.crm.timeoutMS = 5;
+    set: {
+      'sources.shop.actions.crm.timeoutMS': 5,
     },
     said: ['sources.shop.actions.crm: unknown key "timeoutMS": did you mean "timeoutMs"?'],
   },
   {
     name: 'names the nearest known key wherever a key is unknown, or the keys there are when none is near',
-    edit: (config) => {
-      config.limit = {};
-      config.sources.shop.actions.crm.transfrom = '$';
-      config.sources.shop.actions.crm.idempotncy = 'key';
-      config.sources.shop.secret = 'x';
-      config.sources.shop.actions.crm.lookup = { url: 'https://crm.example/t?k={key}', found: {}, heaers: {} };
-      config.destinations = { 'https://crm.example': { rateLimit: { perSecond: 1, brust: 2 }, retries: 3 } };
+    set: {
+      'limit': {},
+      'sources.shop.actions.crm.transfrom': '$',
+      'sources.shop.actions.crm.idempotncy': 'key',
+      'sources.shop.secret': 'x',
+      'sources.shop.actions.crm.lookup': { url: 'https://crm.example/t?k={key}', found: {}, heaers: {} },
+      'destinations': { 'https://crm.example': { rateLimit: { perSecond: 1, brust: 2 }, retries: 3 } },
     },
     said: [
       'destinations["https://crm.example"].rateLimit: unknown key "brust": did you mean "burst"?',
@@ -114,10 +116,10 @@ const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] 
   },
   {
     name: 'names the nearest option of a misspelt one, and keeps the list of options when none is near',
-    edit: (config) => {
-      config.sources.shop.adapter = 'shopfy';
-      config.sources.shop.actions.crm.idempotency = 'keys';
-      config.sources.shop.actions.crm.method = 'DELETE';
+    set: {
+      'sources.shop.adapter': 'shopfy',
+      'sources.shop.actions.crm.idempotency': 'keys',
+      'sources.shop.actions.crm.method': 'DELETE',
     },
     said: [
       'sources.shop.adapter: "shopfy" is not an option: did you mean "shopify"?',
@@ -127,9 +129,9 @@ const REFUSED: { name: string; edit: (config: any) => void; said: unknown[] }[] 
   },
   {
     name: 'refuses a topic with spaces around it and a url placeholder that is not one, which would never work as meant',
-    edit: (config) => {
-      config.sources.shop.actions.crm.topics = ['orders/create '];
-      config.sources.shop.actions.crm.url = 'https://crm.example/orders/{eventID}';
+    set: {
+      'sources.shop.actions.crm.topics': ['orders/create '],
+      'sources.shop.actions.crm.url': 'https://crm.example/orders/{eventID}',
     },
     said: [
       'sources.shop.actions.crm.url: {eventID}: not a placeholder; use {eventId}, {deliveryId}, {topic}, {key}, {header:NAME}, {body:/pointer} or {sent:/pointer}',
@@ -222,10 +224,14 @@ describe('config', () => {
     );
   });
 
-  for (const { name, edit, said } of REFUSED) {
+  for (const { name, set, said } of REFUSED) {
     it(name, () => {
       const config = structuredClone(valid) as any;
-      edit(config);
+      for (const [path, value] of Object.entries(set)) {
+        const keys = path.split('.');
+        const last = keys.pop()!;
+        keys.reduce((at, key) => at[key], config)[last] = value;
+      }
       expect(problems(config, { SHOP_SECRET: 'x' })).toEqual(said);
     });
   }
@@ -451,31 +457,27 @@ describe('config', () => {
   it('refuses what would break an action that calls an API, each at its path, never quoting a header value', () => {
     const action = (extra: object) => ({ url: 'https://api.crm.example/contacts', ...extra });
     const found = problems(
-      {
-        destinations: {
-          'https://api.crm.example/v1': { maxInFlight: 2 },
-          'https://API.crm.example': { maxInFlight: 2 },
-          'https://elsewhere.example': { rateLimit: { perSecond: 5 } },
-          'https://api.crm.example': {},
+      shopWith(
+        {
+          parse: action({ transform: '{"email": email' }),
+          unbound: action({ transform: '{"id": $taskID}' }),
+          op: action({ filter: { body: { total: { $gtt: 5 } }, header: {} } }),
+          own: action({ headers: { 'Idempotency-Key': 'x', 'Oncehook-Source': 'x', Host: 'x', 'Content-Type': 'text/plain' } }),
+          renamed: action({ idempotencyHeader: 'X-Key', headers: { 'x-key': 'x' } }),
+          value: action({ headers: { Authorization: 'Bearer secret-value\n' } }),
+          method: action({ method: 'DELETE' }),
+          search: action({ lookup: { url: 'https://api.crm.example/c?id={key}', found: { $in: 'x' } } }),
+          nofound: action({ lookup: { url: 'https://api.crm.example/c?id={key}' } }),
         },
-        sources: {
-          shop: {
-            adapter: 'shopify',
-            secrets: ['s'],
-            actions: {
-              parse: action({ transform: '{"email": email' }),
-              unbound: action({ transform: '{"id": $taskID}' }),
-              op: action({ filter: { body: { total: { $gtt: 5 } }, header: {} } }),
-              own: action({ headers: { 'Idempotency-Key': 'x', 'Oncehook-Source': 'x', Host: 'x', 'Content-Type': 'text/plain' } }),
-              renamed: action({ idempotencyHeader: 'X-Key', headers: { 'x-key': 'x' } }),
-              value: action({ headers: { Authorization: 'Bearer secret-value\n' } }),
-              method: action({ method: 'DELETE' }),
-              search: action({ lookup: { url: 'https://api.crm.example/c?id={key}', found: { $in: 'x' } } }),
-              nofound: action({ lookup: { url: 'https://api.crm.example/c?id={key}' } }),
-            },
+        {
+          destinations: {
+            'https://api.crm.example/v1': { maxInFlight: 2 },
+            'https://API.crm.example': { maxInFlight: 2 },
+            'https://elsewhere.example': { rateLimit: { perSecond: 5 } },
+            'https://api.crm.example': {},
           },
         },
-      },
+      ),
       {},
     );
     const at = (path: string) => found.filter((p) => p.startsWith(`${path}: `)).map((p) => p.slice(path.length + 2));
@@ -538,22 +540,14 @@ describe('config', () => {
   it('refuses an idempotencyHeader that names a header oncehook writes itself', () => {
     const action = (idempotencyHeader: string, extra: object = {}) => ({ url: 'https://api.crm.example/contacts', idempotencyHeader, ...extra });
     const found = problems(
-      {
-        sources: {
-          shop: {
-            adapter: 'shopify',
-            secrets: ['s'],
-            actions: {
-              host: action('Host'),
-              length: action('content-length'),
-              chunked: action('Transfer-Encoding'),
-              type: action('Content-Type', { transform: '{"a": 1}' }),
-              signed: action('webhook-id', { signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
-              fine: action('X-Request-Key'),
-            },
-          },
-        },
-      },
+      shopWith({
+        host: action('Host'),
+        length: action('content-length'),
+        chunked: action('Transfer-Encoding'),
+        type: action('Content-Type', { transform: '{"a": 1}' }),
+        signed: action('webhook-id', { signingSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+        fine: action('X-Request-Key'),
+      }),
       {},
     );
     const at = (name: string) => found.filter((p) => p.startsWith(`sources.shop.actions.${name}.idempotencyHeader: `));
@@ -589,21 +583,13 @@ describe('config', () => {
   // an API received depended on the order of two keys nobody sees as two.
   it('refuses a header given twice in different cases, in an action and in its lookup', () => {
     const found = problems(
-      {
-        sources: {
-          shop: {
-            adapter: 'shopify',
-            secrets: ['s'],
-            actions: {
-              crm: {
-                url: 'https://api.crm.example/contacts',
-                headers: { authorization: 'Bearer old-token', Authorization: 'Bearer new-token' },
-                lookup: { url: 'https://api.crm.example/c?id={key}', headers: { 'X-Api-Key': 'a', 'x-api-key': 'b' }, found: {} },
-              },
-            },
-          },
+      shopWith({
+        crm: {
+          url: 'https://api.crm.example/contacts',
+          headers: { authorization: 'Bearer old-token', Authorization: 'Bearer new-token' },
+          lookup: { url: 'https://api.crm.example/c?id={key}', headers: { 'X-Api-Key': 'a', 'x-api-key': 'b' }, found: {} },
         },
-      },
+      }),
       {},
     );
     expect(found).toEqual([
