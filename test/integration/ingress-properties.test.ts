@@ -13,80 +13,47 @@ import { headerName, headerValue, signedBody } from '../support/arbitraries.ts';
 import { engine } from '../support/engine.ts';
 import { rows } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import {
-  GENERIC_SECRET,
-  GITHUB_SECRET,
-  GITLAB_TOKEN,
-  HUBSPOT_PUBLIC_URL,
-  HUBSPOT_SECRET,
-  LINEAR_SECRET,
-  SHOPIFY_SECRET,
-  STANDARD_SECRET,
-  STRIPE_SECRET,
-  TYPEFORM_SECRET,
-  flowRequest,
-  genericRequest,
-  githubRequest,
-  gitlabRequest,
-  hubspotRequest,
-  linearRequest,
-  shopifyRequest,
-  standardRequest,
-  stripeRequest,
-  typeformRequest,
-  unixSeconds,
-  GENERIC_HEADER_OPTIONS,
-  GENERIC_OPTIONS,
-  PADDLE_SECRET,
-  PUBLIC_URL,
-  SQUARE_KEY,
-  TWILIO_TOKEN,
-  WOOCOMMERCE_SECRET,
-  paddleRequest,
-  squareRequest,
-  twilioJsonRequest,
-  woocommerceRequest,
-} from '../unit/adapters/fixtures.ts';
+import * as fixtures from '../unit/adapters/fixtures.ts';
 
 const ACTIONS = { crm: { url: 'http://127.0.0.1:9/crm', idempotency: 'key' } };
 /** Each source, and a request validly signed over a body, now (the server checks timestamps against its clock). */
 const SOURCES: Record<string, { config: object; signed(body: string): InboundRequest | Promise<InboundRequest> }> = {
-  shopify: { config: { adapter: 'shopify', secrets: [SHOPIFY_SECRET] }, signed: (body) => shopifyRequest({ body }) },
-  flow: { config: { adapter: 'shopify-flow', secrets: [SHOPIFY_SECRET] }, signed: (body) => flowRequest({ body }) },
+  shopify: { config: { adapter: 'shopify', secrets: [fixtures.SHOPIFY_SECRET] }, signed: (body) => fixtures.shopifyRequest({ body }) },
+  flow: { config: { adapter: 'shopify-flow', secrets: [fixtures.SHOPIFY_SECRET] }, signed: (body) => fixtures.flowRequest({ body }) },
   stripe: {
-    config: { adapter: 'stripe', secrets: [STRIPE_SECRET] },
-    signed: (payload) => stripeRequest({ payload, timestamp: unixSeconds(new Date()) }),
+    config: { adapter: 'stripe', secrets: [fixtures.STRIPE_SECRET] },
+    signed: (payload) => fixtures.stripeRequest({ payload, timestamp: fixtures.unixSeconds(new Date()) }),
   },
-  github: { config: { adapter: 'github', secrets: [GITHUB_SECRET] }, signed: (body) => githubRequest({ body }) },
+  github: { config: { adapter: 'github', secrets: [fixtures.GITHUB_SECRET] }, signed: (body) => fixtures.githubRequest({ body }) },
   standard: {
-    config: { adapter: 'standard-webhooks', secrets: [STANDARD_SECRET] },
-    signed: (payload) => standardRequest({ payload, timestamp: new Date(), id: `msg_${Math.random().toString(36).slice(2)}` }),
+    config: { adapter: 'standard-webhooks', secrets: [fixtures.STANDARD_SECRET] },
+    signed: (payload) => fixtures.standardRequest({ payload, timestamp: new Date(), id: `msg_${Math.random().toString(36).slice(2)}` }),
   },
   generic: {
-    config: { adapter: 'generic-hmac', secrets: [GENERIC_SECRET], hmac: GENERIC_OPTIONS },
-    signed: (body) => genericRequest(GENERIC_OPTIONS, { body, timestamp: unixSeconds(new Date()) }),
+    config: { adapter: 'generic-hmac', secrets: [fixtures.GENERIC_SECRET], hmac: fixtures.GENERIC_OPTIONS },
+    signed: (body) => fixtures.genericRequest(fixtures.GENERIC_OPTIONS, { body, timestamp: fixtures.unixSeconds(new Date()) }),
   },
   'generic-headers': {
-    config: { adapter: 'generic-hmac', secrets: [GENERIC_SECRET], hmac: GENERIC_HEADER_OPTIONS },
+    config: { adapter: 'generic-hmac', secrets: [fixtures.GENERIC_SECRET], hmac: fixtures.GENERIC_HEADER_OPTIONS },
     signed: (body) =>
-      genericRequest(GENERIC_HEADER_OPTIONS, {
+      fixtures.genericRequest(fixtures.GENERIC_HEADER_OPTIONS, {
         body,
-        headers: { 'X-Hook-Event': `e-${Math.random()}`, 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(unixSeconds(new Date())) },
+        headers: { 'X-Hook-Event': `e-${Math.random()}`, 'X-Hook-Topic': 'ping', 'X-Hook-Time': String(fixtures.unixSeconds(new Date())) },
       }),
   },
-  // Signed over PUBLIC_URL and the path (and query) each request is sent to.
-  twilio: { config: { adapter: 'twilio', secrets: [TWILIO_TOKEN], publicUrl: PUBLIC_URL }, signed: (body) => twilioJsonRequest({ body, path: '/in/twilio' }) },
-  square: { config: { adapter: 'square', secrets: [SQUARE_KEY], publicUrl: PUBLIC_URL }, signed: (body) => squareRequest({ body, path: '/in/square' }) },
-  paddle: { config: { adapter: 'paddle', secrets: [PADDLE_SECRET] }, signed: (body) => paddleRequest({ body, timestamp: unixSeconds(new Date()) }) },
-  woocommerce: { config: { adapter: 'woocommerce', secrets: [WOOCOMMERCE_SECRET] }, signed: (body) => woocommerceRequest({ body }) },
+  // Signed over fixtures.PUBLIC_URL and the path (and query) each request is sent to.
+  twilio: { config: { adapter: 'twilio', secrets: [fixtures.TWILIO_TOKEN], publicUrl: fixtures.PUBLIC_URL }, signed: (body) => fixtures.twilioJsonRequest({ body, path: '/in/twilio' }) },
+  square: { config: { adapter: 'square', secrets: [fixtures.SQUARE_KEY], publicUrl: fixtures.PUBLIC_URL }, signed: (body) => fixtures.squareRequest({ body, path: '/in/square' }) },
+  paddle: { config: { adapter: 'paddle', secrets: [fixtures.PADDLE_SECRET] }, signed: (body) => fixtures.paddleRequest({ body, timestamp: fixtures.unixSeconds(new Date()) }) },
+  woocommerce: { config: { adapter: 'woocommerce', secrets: [fixtures.WOOCOMMERCE_SECRET] }, signed: (body) => fixtures.woocommerceRequest({ body }) },
   // Signed over the public URL with the path the server sees: /in/hubspot.
   hubspot: {
-    config: { adapter: 'hubspot', secrets: [HUBSPOT_SECRET], publicUrl: HUBSPOT_PUBLIC_URL },
-    signed: (body) => hubspotRequest({ body, target: '/in/hubspot', now: new Date() }),
+    config: { adapter: 'hubspot', secrets: [fixtures.HUBSPOT_SECRET], publicUrl: fixtures.HUBSPOT_PUBLIC_URL },
+    signed: (body) => fixtures.hubspotRequest({ body, target: '/in/hubspot', now: new Date() }),
   },
-  gitlab: { config: { adapter: 'gitlab', secrets: [GITLAB_TOKEN] }, signed: (body) => gitlabRequest({ body }) },
-  linear: { config: { adapter: 'linear', secrets: [LINEAR_SECRET] }, signed: (body) => linearRequest({ body, now: new Date() }) },
-  typeform: { config: { adapter: 'typeform', secrets: [TYPEFORM_SECRET] }, signed: (body) => typeformRequest({ body }) },
+  gitlab: { config: { adapter: 'gitlab', secrets: [fixtures.GITLAB_TOKEN] }, signed: (body) => fixtures.gitlabRequest({ body }) },
+  linear: { config: { adapter: 'linear', secrets: [fixtures.LINEAR_SECRET] }, signed: (body) => fixtures.linearRequest({ body, now: new Date() }) },
+  typeform: { config: { adapter: 'typeform', secrets: [fixtures.TYPEFORM_SECRET] }, signed: (body) => fixtures.typeformRequest({ body }) },
 };
 
 /** Two HubSpot events in one delivery: each is recorded with a receipt of its own. */
