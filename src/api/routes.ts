@@ -54,15 +54,16 @@ export function apiRoutes({ store, config, tokens, stats, throttle, transforms, 
   const deadline = databaseDeadline(config.limits.writeStallMs);
   app.use('/api/*', bearerAuth(tokens, throttle), apiBodyLimit, (c, next) =>
     // A bulk decision is one statement over what may be hundreds of thousands of tasks, healthy however long it
-    // takes: a 503 while it still commits would invite asking again, and a second bulk replay is more effects.
-    c.req.path.startsWith('/api/tasks/bulk/') ? next() : deadline(c, next),
+    // takes: a 503 while it still commits would invite asking again, and a second bulk replay is more effects. A
+    // config tried on thousands of deliveries runs their transforms: long, and only reading.
+    c.req.path.startsWith('/api/tasks/bulk/') || c.req.path === '/api/config/try' ? next() : deadline(c, next),
   );
   app.route('/api/deliveries', deliveryRoutes({ store, config }));
   app.route('/api/tasks', taskRoutes({ store, config, transforms }));
   app.route('/api/destinations', destinationRoutes({ store, config }));
   app.route('/api/alerts', alertRoutes({ store, config }));
   app.route('/api/rejections', rejectionRoutes({ store }));
-  app.route('/api/config', configRoutes({ reload, configVersion }));
+  app.route('/api/config', configRoutes({ store, config, reload, configVersion }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;
 }

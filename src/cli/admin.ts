@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { AlertTest, Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, Reloaded, ReloadRefused, StatsAnswer, Task, Tasks } from './answers.ts';
+import type { AlertTest, Alerts, Bulk, ConfigRefused, Deliveries, Delivery, Destinations, Rejections, Reloaded, StatsAnswer, Task, Tasks, Tried } from './answers.ts';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
@@ -36,6 +37,17 @@ function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => 
       process.exitCode = error.exitCode;
     }
   };
+}
+
+/** A config refused (422): every problem, each on its line as check-config prints them; the message names their count. */
+async function refusedWithProblems<T>(asked: Promise<T>): Promise<T> {
+  try {
+    return await asked;
+  } catch (error) {
+    const refused = error instanceof CliError ? (error.body as Partial<ConfigRefused>) : undefined;
+    if (!(error instanceof CliError) || !refused?.problems) throw error;
+    throw new CliError(`${error.message}\n  ${refused.problems.join('\n  ')}`, EXIT.refused, error.body.error.code, error.body);
+  }
 }
 
 /** What `paging` adds to a command's options. */
@@ -296,18 +308,28 @@ export function addAdminCommands(program: Command): void {
 
   adminCommand(program, 'reload', 'read the config file again and swap it in; a config with problems is refused whole').action(
     run(async (c) => {
-      try {
-        const answer = await call<Reloaded>(c, 'POST', '/api/config/reload', {});
-        const same = answer.configVersion === answer.previousVersion;
-        return { answer, text: `config reloaded: version ${answer.configVersion}${same ? ' (unchanged but for secrets, if any)' : `, was ${answer.previousVersion}`}` };
-      } catch (error) {
-        // Every problem, each on its line, as check-config prints them: the message alone names only their count.
-        const refused = error instanceof CliError ? (error.body as Partial<ReloadRefused>) : undefined;
-        if (!refused?.problems) throw error;
-        throw new CliError(`${error instanceof Error ? error.message : ''}\n  ${refused.problems.join('\n  ')}`, EXIT.refused, refused.error!.code, refused as ReloadRefused);
-      }
+      const answer = await refusedWithProblems(call<Reloaded>(c, 'POST', '/api/config/reload', {}));
+      const same = answer.configVersion === answer.previousVersion;
+      return { answer, text: `config reloaded: version ${answer.configVersion}${same ? ' (unchanged but for secrets, if any)' : `, was ${answer.previousVersion}`}` };
     }),
   );
+
+  adminCommand(program, 'try-config', 'run the last deliveries through a config file: the tasks it would make, not make, or shape otherwise')
+    .argument('<file>', 'the config to try')
+    .addOption(new Option('--last <n>', 'how many of the newest deliveries (default 1000; the API takes at most 10,000)').argParser(wholeNumber(1, Number.MAX_SAFE_INTEGER, 'a whole number of deliveries')))
+    .option('--source <source>', 'only the deliveries of this source')
+    .action(
+      run(async (c, file: string, o: { last?: number; source?: string }) => {
+        let text: string;
+        try {
+          text = readFileSync(file, 'utf8');
+        } catch (error) {
+          throw new CliError(`cannot read ${file}: ${(error as Error).message}`, EXIT.usage, 'usage');
+        }
+        const answer = await refusedWithProblems(call<Tried>(c, 'POST', '/api/config/try', { config: text, last: o.last, source: o.source }));
+        return { answer, text: views.triedView(answer) };
+      }),
+    );
 
   adminCommand(program, 'stats', 'events, duplicates by kind, attempts, confirmed effects, unresolved work and its age').action(
     run(async (c) => {

@@ -1,5 +1,5 @@
 import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords } from '../operate/explain.ts';
-import type { Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks } from './answers.ts';
+import type { Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks, Tried } from './answers.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
@@ -192,4 +192,23 @@ export function alertsView(answer: Alerts): string {
     '',
     withNext(table(['MESSAGE', 'AGO', 'ALERT', 'TYPE', 'CONDITION', 'STATE', 'SENDS', 'ERROR'], messages), answer),
   ].join('\n');
+}
+
+/** Per action of either config: the counts, then each kind's examples, one a line. */
+export function triedView(answer: Tried): string {
+  const lines = [`tried ${answer.tried} deliver${answer.tried === 1 ? 'y' : 'ies'}${answer.notRetained > 0 ? ` (${answer.notRetained} more no longer kept: not tried)` : ''}; nothing was sent or written`];
+  if (answer.actions.length === 0) lines.push('no task made, or to be made');
+  for (const action of answer.actions) {
+    const kinds = [
+      ['made', action.made],
+      ['not made', action.notMade],
+      ['shaped differently', action.shapedDifferently],
+    ] as const;
+    const counts = [`${action.same} the same`, ...kinds.filter(([, kind]) => kind.count > 0).map(([name, kind]) => `${kind.count} ${name}`)];
+    lines.push(`${action.source}/${action.action}: ${counts.join(' · ')}`);
+    for (const [name, kind] of kinds) {
+      for (const e of kind.examples) lines.push(`  ${name}: ${e.receipt} (event ${e.eventId}) ${e.task}: ${e.detail}`);
+    }
+  }
+  return lines.join('\n');
 }

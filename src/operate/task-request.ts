@@ -7,7 +7,7 @@ import { filled, FILLED, withKey } from '../shape/url-template.ts';
  * shown, as what the request asks for. A path can be a credential too (an incoming webhook's): that is the config's
  * to keep out.
  */
-function shownUrl(url: string, template: string): string {
+export function shownUrl(url: string, template: string): string {
   const parsed = new URL(url);
   const base = `${parsed.origin}${parsed.pathname}`;
   const named = new Set([...new URL(filled(template, FILLED)).searchParams].filter(([, value]) => value.includes(FILLED)).map(([name]) => name));

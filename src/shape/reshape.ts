@@ -18,7 +18,7 @@ export interface RecordedDelivery {
 }
 
 /** A delivery's body as its adapter read it for the transform: JSON, a form read as JSON, else nothing. */
-function deliveryJson(source: RecordedDelivery): unknown {
+export function deliveryJson(source: Pick<RecordedDelivery, 'contentType' | 'body'>): unknown {
   if (/^\s*application\/x-www-form-urlencoded\b/i.test(source.contentType ?? '')) return formJson(parseForm(source.body));
   try {
     return parseJson(source.body);
