@@ -20,6 +20,7 @@ import { RejectionLog } from './store/rejection-log.ts';
 import { waitForDatabase } from './store/wait-for-database.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './defaults.ts';
 import { warmTransforms } from './shape/transform.ts';
+import { startInstanceBeat, type InstanceBeat } from './store/instance-beat.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -123,6 +124,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const retiring = new Set<Promise<void>>();
   let reloading: Promise<unknown> = Promise.resolve();
   let reloadGateway: Reload | undefined;
+  let beat: InstanceBeat | null = null;
   try {
     // The migration is the first contact; the worker's LISTEN is the other step that needs the database, and a
     // restart can fall between them.
@@ -169,6 +171,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (worker) await waited(() => worker.start());
     Object.assign(current, backgroundFor(config));
     upkeep = startEmbeddedUpkeep(store, logger, metrics);
+    beat = startInstanceBeat(store, logger, role, () => current!.version);
+    await beat.now().catch((error: unknown) => logger.debug({ err: error }, 'this instance could not say it is alive yet; the next beat tries again'));
 
     /**
      * The config is read again and, valid as a whole, swapped in between requests: a request already being answered
@@ -201,6 +205,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
           .finally(() => retiring.delete(stopping));
         retiring.add(stopping);
       }
+      // Told before the answer, so that whoever reloaded sees this instance's new version at /api/instances at once.
+      await beat?.now().catch((error: unknown) => logger.debug({ err: error }, 'the reloaded version could not be told yet; the next beat tells it'));
       logger.info({ configVersion: now.version, previousVersion: was.version, tookMs: Math.round(performance.now() - began) }, 'config reloaded');
       // The retention and alert rounds follow without holding up the answer: each first ends the pass it is in, which
       // on a large purge takes a while. The next reload, or a close, waits for them.
@@ -266,6 +272,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await Promise.all([purger?.stop(), upkeep?.stop(), alerts?.stop(), forwarder?.stop(graceMs), ...retiring, listening]);
       await signatureFailures?.stop();
       await rejections?.stop();
+      await beat?.stop();
       clearInterval(idle);
       clearTimeout(cut);
       await store.close();

@@ -12,6 +12,7 @@ import type { Stats } from '../store/queries/stats.ts';
 import type { Reload } from '../config/reload.ts';
 import { alertRoutes } from './alerts.ts';
 import { configRoutes } from './config.ts';
+import { instanceRoutes } from './instances.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
 import { rejectionRoutes } from './rejections.ts';
@@ -64,6 +65,7 @@ export function apiRoutes({ store, config, tokens, stats, throttle, transforms, 
   app.route('/api/alerts', alertRoutes({ store, config }));
   app.route('/api/rejections', rejectionRoutes({ store }));
   app.route('/api/config', configRoutes({ store, config, reload, configVersion }));
+  app.route('/api/instances', instanceRoutes({ store }));
   app.get('/api/stats', async (c) => c.json(await stats()));
   return app as unknown as Hono;
 }

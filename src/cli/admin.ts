@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { AlertTest, Alerts, Bulk, ConfigRefused, Deliveries, Delivery, Destinations, Rejections, Reloaded, StatsAnswer, Task, Tasks, Tried } from './answers.ts';
+import type { AlertTest, Alerts, Bulk, ConfigRefused, Deliveries, Delivery, Destinations, Instances, Rejections, Reloaded, StatsAnswer, Task, Tasks, Tried } from './answers.ts';
 import { call, CliError, EXIT, query, type Connection } from './client.ts';
 import { TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
@@ -330,6 +330,13 @@ export function addAdminCommands(program: Command): void {
         return { answer, text: views.triedView(answer) };
       }),
     );
+
+  adminCommand(program, 'instances', 'the gateway processes heard from lately: role, config version, since when').action(
+    run(async (c) => {
+      const answer = await call<Instances>(c, 'GET', '/api/instances');
+      return { answer, text: views.instancesView(answer) };
+    }),
+  );
 
   adminCommand(program, 'stats', 'events, duplicates by kind, attempts, confirmed effects, unresolved work and its age').action(
     run(async (c) => {

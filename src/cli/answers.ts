@@ -5,6 +5,7 @@ import type { RejectionsAnswer } from '../api/rejections.ts';
 import type { TaskAnswer, TasksAnswer } from '../api/tasks.ts';
 import type { ReloadOutcome } from '../config/reload.ts';
 import type { BulkOutcome } from '../operate/bulk.ts';
+import type { InstancesAnswer } from '../operate/instances.ts';
 import type { TryAnswer } from '../operate/try-config.ts';
 import type { Stats } from '../store/queries/stats.ts';
 
@@ -27,6 +28,7 @@ export type AlertTest = Json<AlertTestAnswer>;
 export type StatsAnswer = Json<Stats>;
 export type Rejections = Json<RejectionsAnswer>;
 export type Tried = Json<TryAnswer>;
+export type Instances = Json<InstancesAnswer>;
 export type Reloaded = Extract<ReloadOutcome, { reloaded: true }>;
 /** A config refused (422, a reload's or a try's): the API's error, with every problem. */
 export type ConfigRefused = { error: { code: string; message: string }; problems: string[]; configVersion: string };

@@ -1,5 +1,5 @@
-import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords } from '../operate/explain.ts';
-import type { Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks, Tried } from './answers.ts';
+import { heldWords, ledgerName, originUses, strandedWords, tasksMadeWords, versionsWords } from '../operate/explain.ts';
+import type { Alerts, Bulk, Deliveries, Delivery, Destinations, Rejections, StatsAnswer, Task, Tasks, Tried, Instances } from './answers.ts';
 import { age, cut, fields, seconds, table } from './table.ts';
 
 /** How each API answer reads in a terminal. `--json` prints the answer itself instead. */
@@ -211,4 +211,11 @@ export function triedView(answer: Tried): string {
     }
   }
   return lines.join('\n');
+}
+
+/** The live instances, and a warning under them while they run different configs. */
+export function instancesView(answer: Instances): string {
+  const rows = answer.instances.map((i) => [i.host, String(i.pid), i.role, i.configVersion, age(i.startedAt), age(i.seenAt)]);
+  const shown = table(['HOST', 'PID', 'ROLE', 'CONFIG', 'UP', 'SEEN'], rows);
+  return answer.differ ? `${shown}\n${versionsWords(answer.configVersions)}` : shown;
 }

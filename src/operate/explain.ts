@@ -177,3 +177,9 @@ export function explainTask(
     allowedActions: decisionsFor(task.state, task.bodyPurged, task.transformError !== null),
   };
 }
+
+/** The dashboard's and the CLI's words for instances that run different configs. */
+export function versionsWords(versions: readonly { configVersion: string; instances: number }[]): string {
+  const each = versions.map(({ configVersion, instances }) => `${instances} on ${configVersion}`).join(', ');
+  return `The instances run different configs (${each}): reload the ones behind (oncehook reload, or SIGHUP), or finish the rollout.`;
+}

@@ -382,3 +382,4 @@ export const rejectionSamples = pgTable(
   },
   (t) => [index('rejection_samples_pair_idx').on(t.source, t.reason, t.at)],
 );
+export { instances } from './schema/instances.ts';

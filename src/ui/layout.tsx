@@ -2,6 +2,8 @@ import type { Context } from 'hono';
 import type { Child } from 'hono/jsx';
 import { raw } from 'hono/html';
 import { pausedRoutes } from '../operate/destinations.ts';
+import { versionsWords } from '../operate/explain.ts';
+import { instancesAnswer } from '../operate/instances.ts';
 import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
@@ -20,7 +22,7 @@ const NAV: [Section, string, string][] = [
 ];
 
 /** The page shell: head, header with navigation, the flash message, and the page. */
-export function Shell(props: { title: string; children: Child; header?: Child; flash?: Flash | null }) {
+export function Shell(props: { title: string; children: Child; header?: Child; flash?: Flash | null; warning?: string | null }) {
   return (
     <>
       {raw('<!DOCTYPE html>')}
@@ -34,6 +36,11 @@ export function Shell(props: { title: string; children: Child; header?: Child; f
         <body>
           {props.header}
           <main>
+            {props.warning ? (
+              <div class="flash error" role="alert">
+                {props.warning}
+              </div>
+            ) : null}
             {props.flash ? (
               <div class={`flash ${props.flash.kind}`} role={props.flash.kind === 'error' ? 'alert' : 'status'}>
                 {props.flash.text}
@@ -80,12 +87,18 @@ function Header({ here, actor, readOnly, csrf, attention }: { here: Section | nu
   );
 }
 
-/** Renders a signed-in page: the header knows who is signed in and how many tasks wait for a person. */
+/**
+ * Renders a signed-in page: the header knows who is signed in and how many tasks wait for a person, and every page
+ * warns while the live instances run different configs.
+ */
 export async function page(c: Context<UiEnv>, deps: UiDeps, here: Section | null, title: string, body: Child, status: 200 | 404 = 200) {
-  const { count: attention } = await attentionSummary(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).sends.keys()]);
+  const [{ count: attention }, { differ, configVersions }] = await Promise.all([
+    attentionSummary(deps.store.db, [...(await pausedRoutes(deps.store, deps.config)).sends.keys()]),
+    instancesAnswer(deps.store),
+  ]);
   const header = <Header here={here} actor={c.get('actor')} readOnly={c.get('readOnly')} csrf={c.get('csrf')} attention={attention} />;
   return c.html(
-    <Shell title={title} header={header} flash={takeFlash(c)}>
+    <Shell title={title} header={header} flash={takeFlash(c)} warning={differ ? versionsWords(configVersions) : null}>
       {body}
     </Shell>,
     status,

@@ -95,6 +95,8 @@ export async function fillDataDir(dataDir: string, size: { deliveries: number; p
       sql`insert into rejection_samples (source, reason, at, remote_address, header_names)
           values ('shop', 'invalid_signature', now(), '::ffff:127.0.0.1', ${JSON.stringify(['x-awkward', AWKWARD])}::jsonb)`,
     );
+    // A process killed without saying it stopped: its row stays until a day has passed.
+    await db.execute(sql`insert into instances (id, host, pid, role, config_version, started_at) values ('gone/1/ab', ${AWKWARD}, 1, 'all', '0123456789ab', now())`);
   } finally {
     await store.close();
   }
