@@ -5,15 +5,12 @@ import type { Reload } from '../config/reload.ts';
 import type { Config } from '../config/schema.ts';
 import { HttpError } from '../errors.ts';
 import { readBody } from '../http/input.ts';
-import { tryConfig } from '../operate/try-config.ts';
+import { DEFAULT_TRIED, MOST_TRIED, tryConfig } from '../operate/try-config.ts';
 import type { Store } from '../store/connect.ts';
-
-/** The most receipts one try plans again: each may run a transform per action. */
-export const MOST_TRIED = 10_000;
 
 const tryInput = z.strictObject({
   config: z.union([z.string(), z.record(z.string(), z.unknown())]),
-  last: z.int().min(1).max(MOST_TRIED).default(1000),
+  last: z.int().min(1).max(MOST_TRIED).default(DEFAULT_TRIED),
   source: z.string().min(1).optional(),
 });
 

@@ -43,6 +43,11 @@ export interface TryAnswer {
   actions: ActionTried[];
 }
 
+/** The most receipts one try plans again: each may run a transform per action. */
+export const MOST_TRIED = 10_000;
+/** How many a try takes when not told: the newest thousand. */
+export const DEFAULT_TRIED = 1000;
+
 /** Examples kept of each kind of difference, per action. */
 const EXAMPLES = 3;
 /** Receipts planned at once: their transforms run in the transform processes meanwhile. */

@@ -8,7 +8,7 @@ import { attentionSummary } from '../store/queries/stats.ts';
 import type { UiDeps, UiEnv } from './env.ts';
 import { takeFlash, type Flash } from './flash.ts';
 
-export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'rejections' | 'stats' | 'destinations' | 'alerts';
+export type Section = 'home' | 'attention' | 'tasks' | 'deliveries' | 'rejections' | 'stats' | 'destinations' | 'alerts' | 'config';
 
 const NAV: [Section, string, string][] = [
   ['home', 'Home', '/ui/home'],
@@ -19,6 +19,7 @@ const NAV: [Section, string, string][] = [
   ['stats', 'Stats', '/ui/stats'],
   ['destinations', 'Destinations', '/ui/destinations'],
   ['alerts', 'Alerts', '/ui/alerts'],
+  ['config', 'Config', '/ui/config'],
 ];
 
 /** The page shell: head, header with navigation, the flash message, and the page. */

@@ -6,6 +6,7 @@ import { decideFromForm, resumeFromForm } from './actions.ts';
 import { alertsPage, testAlertFromForm } from './alerts.tsx';
 import { attentionPage } from './attention.tsx';
 import { bulkDryRunPage, bulkFromForm } from './bulk.tsx';
+import { configPage, tryFromForm } from './config.tsx';
 import { deliveriesPage, deliveryPage } from './deliveries.tsx';
 import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
@@ -45,8 +46,9 @@ export function uiRoutes(deps: UiDeps): Hono {
   const deadline = databaseDeadline(deps.config.limits.writeStallMs);
   app.use('*', requireSession(tokens, deps.throttle), formLimit, requireCsrf, refuseReadOnly, (c, next) =>
     // A bulk decision waits for its statement as the API's does: a 503 while it still commits would invite pressing
-    // again, and a second bulk replay is more effects. Its dry run, which changes nothing, keeps the deadline.
-    c.req.method === 'POST' && c.req.path.startsWith('/ui/tasks/bulk/') ? next() : deadline(c, next),
+    // again, and a second bulk replay is more effects. Its dry run, which changes nothing, keeps the deadline. A
+    // config tried on thousands of deliveries runs their transforms: long, and only reading.
+    c.req.method === 'POST' && (c.req.path.startsWith('/ui/tasks/bulk/') || c.req.path === '/ui/config/try') ? next() : deadline(c, next),
   );
   app.post('/logout', (c) => logout(c));
 
@@ -68,6 +70,8 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.get('/destinations', (c) => destinationsPage(c, deps));
   app.post('/destinations/resume', (c) => resumeFromForm(c, deps));
   app.get('/alerts', (c) => alertsPage(c, deps));
+  app.get('/config', (c) => configPage(c, deps));
+  app.post('/config/try', (c) => tryFromForm(c, deps));
   app.post('/alerts/:name/test', (c) => testAlertFromForm(c, deps));
   // The header's jump box: a task or a receipt by its ID.
   app.get('/go', (c) => {

@@ -49,7 +49,7 @@ p.lede { margin: 0 0 16px; color: var(--muted); max-width: 80ch; }
 .flash.error { background: var(--bad-bg); color: var(--bad-ink); border-color: #f1c4c4; }
 
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; }
-.panel.pad { padding: 14px 16px; }
+.panel.pad, .panel > .pad { padding: 14px 16px; }
 .callout { background: #fffaf0; border: 1px solid #f0dcae; border-radius: 10px; padding: 12px 16px; margin: 12px 0; }
 .callout strong { color: var(--warn-ink); }
 
@@ -89,6 +89,8 @@ input, select { height: 30px; }
 input, select, textarea { border: 1px solid var(--line-strong); border-radius: 6px; padding: 5px 8px; background: #fff; color: var(--ink); }
 input:focus, select:focus, textarea:focus { outline: 2px solid #b9c9f3; border-color: var(--accent); }
 textarea { width: 100%; min-height: 54px; resize: vertical; }
+form.tried { display: grid; gap: 8px; justify-items: start; }
+form.tried textarea { font-family: var(--mono); }
 button { border: 1px solid var(--line-strong); background: #fff; color: var(--ink); border-radius: 6px; padding: 5px 12px; cursor: pointer; white-space: nowrap; }
 button:hover { background: #f2f4f7; }
 button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }

@@ -7,6 +7,8 @@ import { rows, taskIn } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { runCli } from '../support/process.ts';
 import { writeFileSync, mkdtempSync } from 'node:fs';
+import { AdminTokens } from '../../src/http/tokens.ts';
+import { SESSION_COOKIE, signSession } from '../../src/ui/session.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -95,5 +97,27 @@ describe('trying a config on the deliveries already received', () => {
     const report = await runCli(['try-config', join(folder, 'tried.json'), '--last', '3', '--source', 'shop'], env);
     expect(report.code).toBe(0);
     expect(report.stdout).toMatch(/^tried 3 deliveries; nothing was sent or written\nshop\/crm: 3 the same\nshop\/erp: 0 the same · 3 shaped differently\n  shaped differently: d_/);
+  });
+
+  it('on the dashboard: the running version and the instances, and a pasted config tried, or its problems listed', async () => {
+    const cookie = `${SESSION_COOKIE}=${signSession(new AdminTokens(ADMIN_TOKEN), 'admin')}`;
+    const page = await (await fetch(`${gateway.url}/ui/config`, { headers: { cookie } })).text();
+    const { configVersion } = await (await fetch(`${gateway.url}/readyz`)).json();
+    expect(page).toContain(`runs config version <code>${configVersion}</code>`);
+    expect(page).toMatch(new RegExp(`<td>all</td><td><code>${configVersion}</code></td>`));
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+    const tryIt = async (config: string) =>
+      (await fetch(`${gateway.url}/ui/config/try`, { method: 'POST', headers: { cookie }, body: new URLSearchParams({ config, last: '100', source: '', _csrf: csrf }) })).text();
+
+    const { actions, ...tried } = running();
+    actions.crm!.filter = { body: { total_price: { $gte: 10 } } };
+    const report = await tryIt(JSON.stringify(tried));
+    expect(report).toContain(`Tried on ${TOTALS.length} deliveries`);
+    expect(report).toMatch(new RegExp(`<td>shop/crm</td><td class="num">${TOTALS.length - 3}</td><td class="num">0</td><td class="num">3</td><td class="num">0</td>`));
+    expect(report).toMatch(/<td>not made<\/td><td><a href="\/ui\/deliveries\/d_[^"]+">/);
+
+    const refused = await tryIt('{"sources": {"shop": {"adapter": "shopfy"}}}');
+    expect(refused).toContain('Not tried: the config has');
+    expect(refused).toMatch(/sources\.shop\.adapter: &quot;shopfy&quot; is not an option/);
   });
 });
