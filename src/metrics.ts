@@ -109,7 +109,7 @@ export function observeStore(
   gauge('oncehook_confirmed_effects', 'Tasks whose effect is confirmed (by a 2xx, a lookup or a person)', ({ all }, set) =>
     set(all.find((s) => s.state === 'succeeded')?.count ?? 0),
   );
-  gauge('oncehook_tasks_unresolved', 'Tasks not succeeded or cancelled, retries in flight included', ({ all }, set) => set(summarize(all, isUnresolved).count));
+  gauge('oncehook_tasks_unresolved', 'Tasks not succeeded, cancelled or superseded, retries in flight included', ({ all }, set) => set(summarize(all, isUnresolved).count));
   gauge('oncehook_tasks_unresolved_oldest_seconds', 'Age of the oldest unresolved task (0 when none)', ({ all }, set) =>
     set(summarize(all, isUnresolved).oldestAgeSeconds ?? 0),
   );

@@ -12,6 +12,7 @@ import { templateOrigin } from '../shape/url-template.ts';
 import { oauth2Schema } from './auth.ts';
 import { secret, wellFormed } from './secret.ts';
 import { asTemplate, lookupUrl } from './urls.ts';
+import { orderSchema } from './order.ts';
 import { headerNameProblems, idempotencyHeader, idempotencyHeaderProblem, METHODS, requestHeaders } from './request.ts';
 
 const actionId = z
@@ -76,6 +77,7 @@ export const actionSchema = z.strictObject({
   keyRetention: duration.prefault('24h').describe('how long the downstream keeps idempotency keys'),
   after: actionId.optional().describe('a sibling action whose task must succeed first'),
   approval: z.literal('required').optional(),
+  order: orderSchema.optional(),
   signingSecret: secret.optional(),
   method: z.enum(METHODS).default('POST'),
   transform: z

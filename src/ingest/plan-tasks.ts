@@ -4,6 +4,7 @@ import { taskId } from '../ids.ts';
 import type { NewTask } from '../store/atomic/record.ts';
 import type { SkippedAction } from '../store/schema.ts';
 import { matchFilter, type Filter } from '../shape/filter.ts';
+import { placeInOrder } from '../shape/order.ts';
 import { renderTaskKey } from '../shape/task-key.ts';
 import type { DeliveryContent, Shaped, Transforms } from '../shape/transforms.ts';
 import { freezeUrls, type UrlInput } from '../shape/url-template.ts';
@@ -55,10 +56,13 @@ export async function planTasks(
         });
       }
       if (shaped !== null && 'error' in shaped) return { ...task, state: TASK_STATES.failed, transformError: shaped.error };
-      const urls = freezeUrls(source.actions[task.action]!, urlInput(content, shaped));
-      // Kept with the delivery's bytes, as a failed transform's task is: a retry computes body and URL again.
+      const config = source.actions[task.action]!;
+      const urls = freezeUrls(config, urlInput(content, shaped));
+      // Kept with the delivery's bytes, as a failed transform's task is: a retry computes body, URL and order again.
       if ('error' in urls) return { ...task, state: TASK_STATES.failed, requestError: urls.error };
-      return { ...task, ...(shaped === null ? {} : { shaped }), ...urls };
+      const order = config.order && placeInOrder(config.order, content.identity, requestHeaders);
+      if (order && 'error' in order) return { ...task, state: TASK_STATES.failed, requestError: order.error };
+      return { ...task, ...(shaped === null ? {} : { shaped }), ...urls, ...(order ? { order } : {}) };
     }),
   );
   return { tasks: planned, skipped: named.skipped };

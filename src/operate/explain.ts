@@ -172,8 +172,8 @@ export function explainTask(
     ? `Held: the running config has no action ${task.action} on ${task.source}, so no worker takes it. Put the action back and reload the config (oncehook reload): it goes then. Or cancel it, or resolve it if it was done by hand.`
     : null;
   return {
-    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${orphaned ? '; held: its action is not in the running config' : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${task.bodyPurged ? '; body purged by retention' : ''}`,
-    nextDecision: unconfigured ?? resume ?? (predecessor ? waiting(predecessor) : null) ?? next[task.state] ?? null,
+    summary: `${task.state} — ${task.source}/${task.action} for event ${task.eventId}, ${tries}${lastWords}${task.resultReference ? `; reference ${task.resultReference}` : ''}${orphaned ? '; held: its action is not in the running config' : ''}${held}${predecessor ? `; waits for ${predecessor.id} (${predecessor.state})` : ''}${orderWords(task)}${task.bodyPurged ? '; body purged by retention' : ''}`,
+    nextDecision: unconfigured ?? resume ?? (predecessor ? waiting(predecessor) : null) ?? heldByKey(task) ?? next[task.state] ?? null,
     allowedActions: decisionsFor(task.state, task.bodyPurged, task.transformError !== null),
   };
 }
@@ -182,4 +182,18 @@ export function explainTask(
 export function versionsWords(versions: readonly { configVersion: string; instances: number }[]): string {
   const each = versions.map(({ configVersion, instances }) => `${instances} on ${configVersion}`).join(', ');
   return `The instances run different configs (${each}): reload the ones behind (oncehook reload, or SIGHUP), or finish the rollout.`;
+}
+
+/** Where a task of an ordered action stands in its key: held behind another, or overtaken by a newer one. */
+function orderWords({ order }: Pick<TaskView, 'order'>): string {
+  if (order?.supersededBy) return `; superseded by ${order.supersededBy}, a newer task of ${order.key}: nothing was sent`;
+  if (order?.heldBy) return `; held behind ${order.heldBy.id} (${order.heldBy.state}), which goes first for ${order.key}`;
+  return '';
+}
+
+/** What a task held in its key's order asks of a person: nothing while the one before it is on its way. */
+function heldByKey({ order }: Pick<TaskView, 'order'>): string | null {
+  const holder = order?.heldBy;
+  if (!holder || holder.state === TASK_STATES.pending || holder.state === TASK_STATES.inProgress) return null;
+  return `It goes once ${holder.id} is resolved, which is ${holder.state}: settle that one (oncehook explain ${holder.id}); cancelling or resolving it lets this one go.`;
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts';
-import { refreezeUrls, reshape } from '../shape/reshape.ts';
+import { placeInOrder } from '../shape/order.ts';
+import { deliveryJson, refreezeUrls, reshape } from '../shape/reshape.ts';
 import type { Transforms } from '../shape/transforms.ts';
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../ids.ts';
@@ -15,7 +16,7 @@ export interface RetryDeps {
 
 /**
  * A person's retry. A task whose transform failed was never sent and holds its delivery's bytes, not a body to
- * send: its transform and its URLs are computed again first, with the action as the config has it now (fixed, most
+ * send: its transform, its URLs and its order are computed again first, with the action as the config has it now (fixed, most
  * often), and the retry goes only if that makes them. If it fails again, nothing changes and the error says why.
  */
 export async function retryDecision(deps: RetryDeps, taskId: string, who: Decider): Promise<OperatorOutcome> {
@@ -30,7 +31,9 @@ export async function retryDecision(deps: RetryDeps, taskId: string, who: Decide
   if (shaped !== null && 'error' in shaped) return { ...outcome, transformError: shaped.error };
   const urls = refreezeUrls(action, task, shaped);
   if ('error' in urls) return { ...outcome, transformError: urls.error };
-  return retryShaped(deps.store.db, { taskId, bodySha256: task.bodySha256, shaped, urls, approval: action.approval === 'required', ...who });
+  const order = action.order ? placeInOrder(action.order, { ...task, json: deliveryJson(task) }, new Headers(task.headers)) : null;
+  if (order !== null && 'error' in order) return { ...outcome, transformError: order.error };
+  return retryShaped(deps.store.db, { taskId, bodySha256: task.bodySha256, shaped, urls, order, approval: action.approval === 'required', ...who });
 }
 
 /**

@@ -8,6 +8,9 @@ import { InputError } from '../errors.ts';
 import { HEADER_NAME } from '../header-name.ts';
 import { jsonPointer, JSON_POINTER_SYNTAX } from '../json-pointer.ts';
 
+/** What a template's placeholders read of a delivery. */
+export type DeliveryNames = Pick<Identity, 'eventId' | 'deliveryId' | 'topic' | 'json'>;
+
 const PLACEHOLDER = /\{(eventId|deliveryId|topic|header:[^}]+|body:[^}]*)\}/g;
 
 /**
@@ -45,18 +48,21 @@ export function placeholderProblem(part: string, more: { named?: string[]; point
   return `{${part}}: not a placeholder; use ${all.slice(0, -1).join(', ')} or ${all.at(-1)}`;
 }
 
-/** Names the business task from a verified delivery with the source's `taskKey` template. */
-export function renderTaskKey(template: string, identity: Identity, headers: Headers): string {
+/**
+ * Names the business task from a verified delivery with the source's `taskKey` template; or renders another
+ * template of the same placeholders, named `what` in its problems (an action's order).
+ */
+export function renderTaskKey(template: string, identity: DeliveryNames, headers: Headers, what = 'the task key'): string {
   return template.replace(PLACEHOLDER, (_, part: string) => {
-    const value = placeholderValue(part, identity, headers);
+    const value = placeholderValue(part, identity, headers, what);
     if (value === undefined || value === '') {
-      throw new InputError('missing_identity', `the task key needs {${part}}, which this delivery does not have`);
+      throw new InputError('missing_identity', `${what} needs {${part}}, which this delivery does not have`);
     }
     return value;
   });
 }
 
-function placeholderValue(part: string, identity: Identity, headers: Headers): string | undefined {
+function placeholderValue(part: string, identity: DeliveryNames, headers: Headers, what: string): string | undefined {
   if (part === 'eventId') return identity.eventId;
   if (part === 'deliveryId') return identity.deliveryId;
   if (part === 'topic') return identity.topic ?? undefined;
@@ -64,10 +70,10 @@ function placeholderValue(part: string, identity: Identity, headers: Headers): s
   const found = jsonPointer(identity.json, part.slice('body:'.length));
   // Past 2^53 two different integers parse to one number: two business tasks would share one ID.
   if (typeof found === 'number' && Number.isInteger(found) && !Number.isSafeInteger(found)) {
-    throw new InputError('invalid_identity', `the task key's {${part}} is a number JSON cannot carry exactly; send it as a string`);
+    throw new InputError('invalid_identity', `${what}'s {${part}} is a number JSON cannot carry exactly; send it as a string`);
   }
   if (typeof found === 'string' || typeof found === 'number') return String(found);
   // Said as what it is, as the adapters say an identity of another type: "does not have" hid a field that is there.
-  if (found !== undefined) throw new InputError('invalid_identity', `the task key's {${part}} is ${jsonKind(found)}, not a string or a number`);
+  if (found !== undefined) throw new InputError('invalid_identity', `${what}'s {${part}} is ${jsonKind(found)}, not a string or a number`);
   return undefined;
 }

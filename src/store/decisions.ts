@@ -19,11 +19,22 @@ export const TASK_STATES = {
   needsReview: 'needs_review',
   failed: 'failed',
   cancelled: 'cancelled',
+  /** Of an action with `order` in mode latest: a newer task of its key overtook it before it was sent. */
+  superseded: 'superseded',
 } as const;
 export type TaskState = (typeof TASK_STATES)[keyof typeof TASK_STATES];
 
+/** The states in which a task of an ordered action holds its key: the next one waits while it is in one. */
+export const UNRESOLVED: readonly TaskState[] = [
+  TASK_STATES.pending,
+  TASK_STATES.inProgress,
+  TASK_STATES.outcomeUnknown,
+  TASK_STATES.needsReview,
+  TASK_STATES.awaitingApproval,
+];
+
 /** Where a task ends: nothing more is sent for it unless a person decides so. */
-export const FINISHED_STATES: readonly TaskState[] = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancelled];
+export const FINISHED_STATES: readonly TaskState[] = [TASK_STATES.succeeded, TASK_STATES.failed, TASK_STATES.cancelled, TASK_STATES.superseded];
 
 /**
  * Ingest wakes the forwarder with this channel, inside the transaction that created the tasks; so do a release and,

@@ -1,5 +1,8 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
+import type { OrderMode } from '../shape/order.ts';
+import { UNRESOLVED } from './decisions.ts';
+import { inList } from './queries/task-filter.ts';
 import { attempts, operatorActions, tasks } from './schema.ts';
 
 /**
@@ -45,13 +48,28 @@ async function readTaskView(db: Db, id: string) {
       lastError: tasks.lastError,
       resultReference: tasks.resultReference,
       owner: tasks.owner,
+      orderKey: tasks.orderKey,
+      orderMode: tasks.orderMode,
+      orderNumber: tasks.orderNumber,
+      orderText: tasks.orderText,
+      held: tasks.held,
+      supersededBy: tasks.supersededBy,
+      /** The task its key waits for while this one is held: the key's one unheld unresolved task. */
+      // Qualified by hand: drizzle writes a column of the selected table without its table, which here would be h's.
+      holder: sql<{ id: string; state: string } | null>`(select json_build_object('id', h.id, 'state', h.state) from tasks h
+        where tasks.held and h.source = tasks.source and h.action = tasks.action and h.order_key = tasks.order_key
+          and not h.held and h.state in ${inList(UNRESOLVED)} limit 1)`,
       createdAt: tasks.createdAt,
       updatedAt: tasks.updatedAt,
     })
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const { bodyStart, requestUrl, lookupUrl, ...row } = task;
+  const { bodyStart, requestUrl, lookupUrl, orderKey, orderMode, orderNumber, orderText, held, supersededBy, holder, ...row } = task;
+  const order =
+    orderKey === null
+      ? null
+      : { key: orderKey, mode: orderMode as OrderMode, position: orderNumber ?? orderText, heldBy: held ? holder : null, supersededBy };
   const ledger = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
   const actions = await db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id));
   const replays = await db
@@ -60,7 +78,7 @@ async function readTaskView(db: Db, id: string) {
     .where(eq(tasks.replayOf, id))
     // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
     .orderBy(asc(tasks.createdAt), asc(tasks.id));
-  return { ...row, body: shownBody(bodyStart), ledger, operatorActions: actions, replays, frozenUrls: { requestUrl, lookupUrl } };
+  return { ...row, order, body: shownBody(bodyStart), ledger, operatorActions: actions, replays, frozenUrls: { requestUrl, lookupUrl } };
 }
 
 /** How much of a task's stored bytes its view shows: a shaped API request whole, a large delivery's start. */

@@ -146,7 +146,7 @@ export async function homePage(c: Context<UiEnv>, deps: UiDeps) {
         <Card
           value={unresolved.count ? duration(unresolved.oldestAgeSeconds) : '—'}
           label="oldest unresolved task"
-          sub={`${count(unresolved.count)} unresolved (not succeeded or cancelled)`}
+          sub={`${count(unresolved.count)} unresolved (not succeeded, cancelled or superseded)`}
           href={`/ui/tasks?${new URLSearchParams({ state: Object.values(TASK_STATES).filter(isUnresolved).join(','), order: 'asc' })}`}
         />
       </div>

@@ -54,7 +54,7 @@ export async function statsPage(c: Context<UiEnv>, deps: UiDeps) {
   const body = (
     <>
       <h1>Stats</h1>
-      <p class="lede">Counted in the database, so every instance shows the same. Unresolved work is every task not succeeded or cancelled.</p>
+      <p class="lede">Counted in the database, so every instance shows the same. Unresolved work is every task not succeeded, cancelled or superseded.</p>
       <div class="cards">
         <Card value={s.events} label="events" />
         <Card value={s.deliveries} label="deliveries" />

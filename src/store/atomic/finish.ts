@@ -70,6 +70,17 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         status int, "durationMs" int, class text, error text, reference text, "requestSha256" text, decision text,
         state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text, uncounted boolean)
     ),
+    -- The ordered keys these finishes release, locked in one order before any task moves: the triggers that release
+    -- them (migration 0025) would otherwise lock them in the order the rows are updated, against a batch of ingest
+    -- that locked them in this one.
+    keys as (
+      select count(pg_advisory_xact_lock(k.lock)) as locked from (
+        select distinct oncehook_order_lock(t.source, t.action, t.order_key) as lock
+        from f join tasks t on t.id = f."taskId"
+        where t.order_key is not null and f.state in (${TASK_STATES.succeeded}, ${TASK_STATES.failed}, ${TASK_STATES.cancelled})
+        order by 1
+      ) k
+    ),
     task as (
       update tasks t set state = f.state, next_attempt_at = f.next, lease_owner = null, lease_expires_at = null,
         lookups = t.lookups - f.uncounted::int,
@@ -80,6 +91,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         -- The owner names a process, not a claim: after a stall past its lease, the same process may have
         -- reclaimed the task and claimed it again. Only the attempt still open (a reclaim closes it) decides.
         and exists (select 1 from attempts a where a.id = f."attemptId" and a.task_id = t.id and a.finished_at is null)
+        and (select locked from keys) >= 0
       returning t.id
     ),
     -- PostgreSQL runs every data-modifying CTE to completion, read or not.

@@ -7,6 +7,7 @@
  * cannot both win, and a refusal names the state that refused it.
  */
 import { eq, sql } from 'drizzle-orm';
+import type { OrderPlace } from '../../shape/order.ts';
 import type { RecordedDelivery } from '../../shape/reshape.ts';
 import type { Db } from '../connect.ts';
 import { TASK_STATES, TASKS_CHANNEL } from '../decisions.ts';
@@ -158,6 +159,8 @@ export async function retryShaped(
     bodySha256: string;
     shaped: { body: Uint8Array; contentType: string; bodySha256: string } | null;
     urls: { requestUrl: string | null; lookupUrl: string | null };
+    /** Its place in its key's order, for an action with `order`: a retry is placed as a new task would be. */
+    order: OrderPlace | null;
     approval: boolean;
   } & Decider,
 ): Promise<OperatorOutcome> {
@@ -171,6 +174,8 @@ export async function retryShaped(
     with current as (select id, state from tasks where id = ${input.taskId} for update),
     changed as (
       update tasks t set ${bytes} request_url = ${input.urls.requestUrl}, lookup_url = ${input.urls.lookupUrl},
+        order_key = ${input.order?.key ?? null}, order_mode = ${input.order?.mode ?? null},
+        order_number = ${input.order?.number ?? null}, order_text = ${input.order?.text ?? null},
         transform_error = null, last_error = null, state = ${next}, next_attempt_at = now(), updated_at = now()
       from current c
       where t.id = c.id and c.state = ${TASK_STATES.failed} and t.transform_error is not null and t.body_sha256 = ${input.bodySha256}

@@ -10,6 +10,7 @@ import { DECISIONS, TASKS_CHANNEL, type Decision, type TaskState } from '../deci
 import { PREPARED } from '../prepared.ts';
 import { batchJson, rowsOf } from '../rows.ts';
 import type { SkippedAction } from '../schema.ts';
+import { isOrderError, ORDER_FAILED, type OrderPlace } from '../../shape/order.ts';
 import { URL_FAILED } from '../../shape/url-template.ts';
 
 export interface NewTask {
@@ -24,8 +25,13 @@ export interface NewTask {
   /** The URLs its action's templates made of the delivery, frozen with its body (null: the config's is used). */
   requestUrl?: string | null;
   lookupUrl?: string | null;
-  /** Why its URL could not be made of the delivery: created failed as a failed transform's task is. */
+  /**
+   * Why its URL, or its order's key or position, could not be made of the delivery: created failed as a failed
+   * transform's task is.
+   */
   requestError?: string;
+  /** Its key and position, for an action with `order`: the database holds it behind its key's earlier tasks. */
+  order?: OrderPlace;
 }
 
 export interface ReceiptInput {
@@ -150,9 +156,10 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
         ...(task.transformError === undefined ? {} : { transform_error: task.transformError }),
         ...(task.requestUrl ? { url: task.requestUrl } : {}),
         ...(task.lookupUrl ? { lookup_url: task.lookupUrl } : {}),
-        ...(task.requestError === undefined
-          ? {}
-          : { transform_error: task.requestError, last_error: URL_FAILED.lastError(task.requestError), decision: URL_FAILED.decision }),
+        ...(task.order
+          ? { order_key: task.order.key, order_mode: task.order.mode, order_number: task.order.number, order_text: task.order.text }
+          : {}),
+        ...(task.requestError === undefined ? {} : failedWords(task.requestError)),
       })),
       skipped: input.skipped.length > 0 ? input.skipped : null,
       ...(input.handshake ? { handshake: true } : {}),
@@ -200,3 +207,8 @@ const keptBodies = sql`kept as (
       )`;
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+
+function failedWords(error: string) {
+  const words = isOrderError(error) ? ORDER_FAILED : URL_FAILED;
+  return { transform_error: error, last_error: words.lastError(error), decision: words.decision };
+}

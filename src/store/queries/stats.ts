@@ -9,7 +9,7 @@ import { attentionSql, inList } from './task-filter.ts';
 import { taskTally, type StateCount, type TaskTally } from './task-tally.ts';
 
 /** Settled for good: nothing more will happen to these without a person's new decision. */
-const SETTLED = [TASK_STATES.succeeded, TASK_STATES.cancelled];
+const SETTLED = [TASK_STATES.succeeded, TASK_STATES.cancelled, TASK_STATES.superseded];
 
 export interface Stats {
   events: number;
@@ -24,7 +24,7 @@ export interface Stats {
   confirmedEffects: number;
   /** The alerts' messages (tasks of source `_alerts`) by state: sent to people, not effects of any source. */
   alertMessages: Record<string, number>;
-  /** Every task not yet succeeded or cancelled, retries in flight included: nothing unfinished is left out. */
+  /** Every task not yet succeeded, cancelled or superseded, retries in flight included: nothing unfinished is left out. */
   unresolved: { count: number; oldestAgeSeconds: number | null };
   /** What waits for a person: the attention queue, held tasks and stranded steps included. */
   needsAttention: Summary;
