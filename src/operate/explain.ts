@@ -2,6 +2,7 @@ import type { DeliveryRow, DeliveryView, RelatedTask } from '../store/queries/de
 import { TASK_STATES } from '../store/decisions.ts';
 import { decisionsFor, type TaskDecision } from '../store/operator-rules.ts';
 import type { TaskView } from '../store/task-view.ts';
+import { isOrderError } from '../shape/order.ts';
 import { isUrlError } from '../shape/url-template.ts';
 import type { Held } from './destinations.ts';
 
@@ -138,8 +139,8 @@ export function explainTask(
     // Retention purges only finished tasks, so of the states that wait for a person only failed can lose its body.
     [TASK_STATES.failed]: task.bodyPurged
       ? `It was not done${why}. Its body was purged by retention, so it cannot be sent again: resolve if it was done by hand, or cancel.${by}`
-      : task.transformError && isUrlError(task.transformError)
-        ? `Nothing was sent: ${task.transformError}. Fix the action's url in the config, restart, then retry: the retry computes it again. Or resolve if it was done by hand, or cancel.${by}`
+      : task.transformError && (isUrlError(task.transformError) || isOrderError(task.transformError))
+        ? `Nothing was sent: ${task.transformError}. Fix the action's ${isUrlError(task.transformError) ? 'url' : 'order'} in the config, restart, then retry: the retry computes it again. Or resolve if it was done by hand, or cancel.${by}`
         : task.transformError
         ? `Nothing was sent: the action's transform failed on this delivery (${task.transformError}). Fix the transform in the config, restart, then retry: the retry computes it again. Or resolve if it was done by hand, or cancel.${by}`
         : `It was not done${why}. Fix the cause and retry; resolve if it was done by hand; or cancel.${by}`,

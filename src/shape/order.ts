@@ -24,6 +24,8 @@ export interface OrderPlace {
   mode: OrderMode;
   number: number | null;
   text: string | null;
+  /** The position as the delivery gave it, for people to read (a time as written, not its milliseconds). */
+  shown: string | null;
 }
 
 /** A body field alone, as `{body:/updated_at}`: its JSON number is compared as a number. */
@@ -48,13 +50,13 @@ export function isoTimeMs(text: string): number | null {
 export function placeInOrder(order: OrderTemplates, identity: DeliveryNames, headers: Headers): OrderPlace | { error: string } {
   try {
     const key = renderTaskKey(order.key, identity, headers, 'order.key');
-    if (order.by === undefined) return { key, mode: order.mode, number: null, text: null };
+    if (order.by === undefined) return { key, mode: order.mode, number: null, text: null, shown: null };
     const field = ONE_BODY_FIELD.exec(order.by);
     const value = field === null ? undefined : jsonPointer(identity.json, field[1]!);
-    if (typeof value === 'number' && Number.isFinite(value)) return { key, mode: order.mode, number: value, text: null };
+    if (typeof value === 'number' && Number.isFinite(value)) return { key, mode: order.mode, number: value, text: null, shown: String(value) };
     const text = renderTaskKey(order.by, identity, headers, 'order.by');
     const ms = isoTimeMs(text);
-    return ms === null ? { key, mode: order.mode, number: null, text } : { key, mode: order.mode, number: ms, text: null };
+    return { key, mode: order.mode, number: ms, text: ms === null ? text : null, shown: text };
   } catch (error) {
     if (error instanceof InputError) return { error: error.message };
     throw error;

@@ -164,11 +164,12 @@ export const tasks = pgTable(
     /** Where the request of the attempt in progress goes: a destination's `maxInFlight` counts these. */
     requestOrigin: text('request_origin'),
     resultReference: text('result_reference'),
-    /** An ordered action's key, mode, position (`order.by`: a number or a time in epoch ms, else text) and arrival. */
+    /** An ordered action's key, mode, position (`order.by`: a number or time in ms, else text; as written) and arrival. */
     orderKey: text('order_key'),
     orderMode: text('order_mode'),
     orderNumber: doublePrecision('order_number'),
     orderText: text('order_text'),
+    orderBy: text('order_by'),
     orderSeq: bigint('order_seq', { mode: 'number' }),
     /** Held behind its key's unresolved task, out of the claim's reach (migration 0025); or overtaken by a newer one. */
     held: boolean('held').notNull().default(false),
@@ -196,9 +197,7 @@ export const tasks = pgTable(
     index('tasks_order_open_idx')
       .on(t.source, t.action, t.orderKey, t.held, t.orderNumber, t.orderText, t.orderSeq)
       .where(sql`order_key is not null and state in ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval')`),
-    index('tasks_order_sent_idx')
-      .on(t.source, t.action, t.orderKey, t.orderNumber, t.orderText, t.orderSeq)
-      .where(sql`order_key is not null and first_attempt_at is not null`),
+    index('tasks_order_sent_idx').on(t.source, t.action, t.orderKey, t.orderNumber, t.orderText, t.orderSeq).where(sql`order_key is not null and first_attempt_at is not null`),
     // What retention may purge, in the order it expires: a finished task enters when it finishes and leaves
     // when its body goes, so a purge reads what it purges and never the tombstones behind it.
     index('tasks_purge_idx')

@@ -50,8 +50,7 @@ async function readTaskView(db: Db, id: string) {
       owner: tasks.owner,
       orderKey: tasks.orderKey,
       orderMode: tasks.orderMode,
-      orderNumber: tasks.orderNumber,
-      orderText: tasks.orderText,
+      orderBy: tasks.orderBy,
       held: tasks.held,
       supersededBy: tasks.supersededBy,
       /** The task its key waits for while this one is held: the key's one unheld unresolved task. */
@@ -65,11 +64,11 @@ async function readTaskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const { bodyStart, requestUrl, lookupUrl, orderKey, orderMode, orderNumber, orderText, held, supersededBy, holder, ...row } = task;
+  const { bodyStart, requestUrl, lookupUrl, orderKey, orderMode, orderBy, held, supersededBy, holder, ...row } = task;
   const order =
     orderKey === null
       ? null
-      : { key: orderKey, mode: orderMode as OrderMode, position: orderNumber ?? orderText, heldBy: held ? holder : null, supersededBy };
+      : { key: orderKey, mode: orderMode as OrderMode, position: orderBy, heldBy: held ? holder : null, supersededBy };
   const ledger = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
   const actions = await db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id));
   const replays = await db

@@ -73,6 +73,7 @@ const TONES: Record<string, string> = {
   duplicate_delivery: 'dup',
   duplicate_event: 'dup',
   duplicate_task: 'dup',
+  superseded: 'dup',
 };
 
 /** A state, decision or outcome class as a badge; its color says good, needs a person, bad, or neutral. */

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { destinationOf } from '../operate/destinations.ts';
 import { explainTask } from '../operate/explain.ts';
 import { requestOf } from '../operate/task-request.ts';
+import { isOrderError } from '../shape/order.ts';
 import { isUrlError } from '../shape/url-template.ts';
 import { HttpError } from '../errors.ts';
 import { predecessorOf, taskView } from '../store/task-view.ts';
@@ -72,7 +73,15 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
           <Fact term="Sends · lookups">
             {task.attempts} · {task.lookups}
           </Fact>
-          <Fact term="Next attempt">{task.state === 'pending' || task.state === 'outcome_unknown' ? <Time at={task.nextAttemptAt} /> : <span class="muted">—</span>}</Fact>
+          <Fact term="Next attempt">
+            {task.order?.heldBy ? (
+              <span class="muted">once the task before it is resolved</span>
+            ) : task.state === 'pending' || task.state === 'outcome_unknown' ? (
+              <Time at={task.nextAttemptAt} />
+            ) : (
+              <span class="muted">—</span>
+            )}
+          </Fact>
           <Fact term="Stored body">
             {task.bodyBytes === null ? <span class="muted">purged by retention</span> : bytes(task.bodyBytes)}
             {task.contentType ? <span class="muted"> · {task.contentType}</span> : null}
@@ -96,7 +105,7 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
             </>
           ) : null}
           {task.transformError ? (
-            <Fact term={isUrlError(task.transformError) ? 'URL' : 'Transform'}>
+            <Fact term={isUrlError(task.transformError) ? 'URL' : isOrderError(task.transformError) ? 'Order' : 'Transform'}>
               <span class="err">failed: {task.transformError}</span>
             </Fact>
           ) : null}
@@ -110,6 +119,21 @@ export async function taskPage(c: Context<UiEnv>, deps: UiDeps) {
           {task.afterTaskId ? (
             <Fact term="Runs after">
               <Id value={task.afterTaskId} href={taskHref(task.afterTaskId)} />
+            </Fact>
+          ) : null}
+          {task.order ? (
+            <Fact term="Order">
+              key <code>{task.order.key}</code> ({task.order.mode}), position <code>{String(task.order.position ?? 'arrival')}</code>
+            </Fact>
+          ) : null}
+          {task.order?.heldBy ? (
+            <Fact term="Held behind">
+              <Id value={task.order.heldBy.id} href={taskHref(task.order.heldBy.id)} /> <Badge value={task.order.heldBy.state} />
+            </Fact>
+          ) : null}
+          {task.order?.supersededBy ? (
+            <Fact term="Superseded by">
+              <Id value={task.order.supersededBy} href={taskHref(task.order.supersededBy)} />
             </Fact>
           ) : null}
         </dl>

@@ -4,7 +4,8 @@ import { parseConfig } from '../../src/config/load.ts';
 import { Forwarder } from '../../src/forward/forwarder.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
-import { ADMIN_TOKEN, adminApi } from '../support/admin.ts';
+import { taskView as cliTaskView } from '../../src/cli/views.ts';
+import { ADMIN_TOKEN, adminApi, signedInDashboard } from '../support/admin.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { rows, task, taskIn, waitFor } from '../support/forwarding.ts';
@@ -78,6 +79,12 @@ describe('mode sequence', () => {
     expect(held.summary).toContain(`held behind ${v1} (pending)`);
     expect((await view(v2)).order.heldBy.id).toBe(v1);
     expect((await view(v1)).order.heldBy).toBeNull();
+    // The CLI words the same answer; the dashboard's task page links the holder.
+    expect(cliTaskView(held)).toMatch(new RegExp(`held behind +${v1} \\(pending\\)`));
+    expect(cliTaskView(held)).toMatch(/order +key 1 \(sequence\), position 2026-12-07T05:00:03-05:00/);
+    const page = await signedInDashboard(gateway.url)(`/ui/tasks/${v3}`);
+    expect(page).toContain('Held behind');
+    expect(page).toContain(`href="/ui/tasks/${v1}"`);
 
     await startWorkers();
     for (const id of [v1, v2, v3]) await taskIn(db(), id, 'succeeded');
@@ -127,6 +134,15 @@ describe('mode sequence', () => {
     expect((await admin()(`/api/tasks/${early}/cancel`, { body: { note: 'stale' } })).status).toBe(200);
     await taskIn(db(), late, 'succeeded');
     expect(versionsAt('/review/7')).toEqual([5, 1, 9]);
+  });
+
+  it("fails a task whose delivery lacks the order's position, sending nothing, and says what to fix", async () => {
+    const body = JSON.stringify({ id: 8, version: 1 });
+    const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `seq-8-${Math.random()}`, topic: 'seq', body }));
+    const id = answer.json.tasks[0].id as string;
+    const failed = await taskIn(db(), id, 'failed');
+    expect(failed.lastError).toBe('nothing was sent: order.by needs {body:/updated_at}, which this delivery does not have');
+    expect((await view(id)).nextDecision).toContain("Fix the action's order in the config, restart, then retry");
   });
 });
 

@@ -175,7 +175,7 @@ export async function retryShaped(
     changed as (
       update tasks t set ${bytes} request_url = ${input.urls.requestUrl}, lookup_url = ${input.urls.lookupUrl},
         order_key = ${input.order?.key ?? null}, order_mode = ${input.order?.mode ?? null},
-        order_number = ${input.order?.number ?? null}, order_text = ${input.order?.text ?? null},
+        order_number = ${input.order?.number ?? null}, order_text = ${input.order?.text ?? null}, order_by = ${input.order?.shown ?? null},
         transform_error = null, last_error = null, state = ${next}, next_attempt_at = now(), updated_at = now()
       from current c
       where t.id = c.id and c.state = ${TASK_STATES.failed} and t.transform_error is not null and t.body_sha256 = ${input.bodySha256}

@@ -157,7 +157,13 @@ export async function recordDeliveries(db: Db, inputs: readonly ReceiptInput[]):
         ...(task.requestUrl ? { url: task.requestUrl } : {}),
         ...(task.lookupUrl ? { lookup_url: task.lookupUrl } : {}),
         ...(task.order
-          ? { order_key: task.order.key, order_mode: task.order.mode, order_number: task.order.number, order_text: task.order.text }
+          ? {
+              order_key: task.order.key,
+              order_mode: task.order.mode,
+              order_number: task.order.number,
+              order_text: task.order.text,
+              order_by: task.order.shown,
+            }
           : {}),
         ...(task.requestError === undefined ? {} : failedWords(task.requestError)),
       })),

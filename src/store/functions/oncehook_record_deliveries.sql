@@ -9,7 +9,7 @@
 --   {i, id, source, delivery_id, event_id, topic, occurred_at, headers, headers_from, content_type, body (base64),
 --    body_sha256, body_bytes, skipped, handshake, tasks: [{id, action, state, after_task_id, body, content_type,
 --    body_sha256, transform_error, url, lookup_url, last_error, decision, order_key, order_mode, order_number,
---    order_text}] (sorted by id)}
+--    order_text, order_by}] (sorted by id)}
 -- Returns a JSON array in the same order:
 --   {decision, receivedMs, first: {id, deliveryId, eventId, receivedMs, decision} | null, created: [{id, action, state}],
 --    existing: [{id, action, state}]}, receivedMs being the transaction's time for every receipt.
@@ -28,9 +28,9 @@
 --   GET) claims a delivery key as any delivery does, so a replay of it is a duplicate_delivery and is recorded
 --   nowhere; it claims no event key and makes no task.
 -- - A request's headers are stored once, on its first receipt: the other events of a batch name it in headers_from.
--- - A task of an ordered action carries its key and position (order_key, order_mode, order_number, order_text); the
---   triggers of migration 0025 hold it behind its key's head. The batch's keys are locked first, in one order, so
---   two batches, or a batch and a finish, never wait for each other's keys.
+-- - A task of an ordered action carries its key and position (order_key, order_mode, order_number, order_text, and
+--   order_by as the delivery wrote it); the triggers of migration 0025 hold it behind its key's head. The batch's
+--   keys are locked first, in one order, so two batches, or a batch and a finish, never wait for each other's keys.
 --
 -- The batch is parsed to jsonb once, and the tasks a batch created are kept by receipt and task ID: nothing is found
 -- by scanning a list. Every table access is by key. After a burst, before autovacuum has analysed the tables, the
@@ -118,23 +118,23 @@ BEGIN
       coalesce(t.body, r.body) AS body, coalesce(t.body_sha256, r.body_sha256) AS body_sha256,
       t.body IS NOT NULL AS shaped, r.body AS source_body,
       t.id, t.action, t.state, t.after_task_id, t.transform_error, t.url, t.lookup_url, t.last_error, t.decision,
-      t.order_key, t.order_mode, t.order_number, t.order_text
+      t.order_key, t.order_mode, t.order_number, t.order_text, t.order_by
     FROM jsonb_to_recordset(b) AS r(i int, id text, source text, event_id text, topic text, content_type text,
       body text, body_sha256 text, tasks jsonb)
     CROSS JOIN jsonb_to_recordset(r.tasks) AS t(id text, action text, state text, after_task_id text, body text,
       content_type text, body_sha256 text, transform_error text, url text, lookup_url text, last_error text, decision text,
-      order_key text, order_mode text, order_number float8, order_text text)
+      order_key text, order_mode text, order_number float8, order_text text, order_by text)
     WHERE passed_event ? r.id
   ), owned AS (
     SELECT DISTINCT ON (id) * FROM named ORDER BY id, i
   ), inserted AS (
     INSERT INTO tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256,
       after_task_id, transform_error, last_error, source_body, request_url, lookup_url, order_key, order_mode,
-      order_number, order_text)
+      order_number, order_text, order_by)
     SELECT id, source, action, event_id, topic, receipt, state, decode(body, 'base64'), content_type, body_sha256,
       after_task_id, transform_error, coalesce(last_error, 'the transform failed: ' || transform_error),
       CASE WHEN shaped THEN decode(source_body, 'base64') END, url, lookup_url, order_key, order_mode, order_number,
-      order_text
+      order_text, order_by
     FROM owned ORDER BY id COLLATE "C"
     ON CONFLICT DO NOTHING
     RETURNING id, action, state, delivery_id, transform_error

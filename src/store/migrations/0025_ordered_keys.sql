@@ -3,6 +3,7 @@ ALTER TABLE "tasks" ADD COLUMN "order_key" text;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "order_mode" text;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "order_number" double precision;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "order_text" text COLLATE "C";--> statement-breakpoint
+ALTER TABLE "tasks" ADD COLUMN "order_by" text;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "order_seq" bigint;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "held" boolean DEFAULT false NOT NULL;--> statement-breakpoint
 ALTER TABLE "tasks" ADD COLUMN "superseded_by" text;--> statement-breakpoint

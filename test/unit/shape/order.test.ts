@@ -8,14 +8,18 @@ const place = (by: string | undefined, json: unknown, headers: Record<string, st
 
 describe("an action's order", () => {
   it('reads a JSON number as a number, an ISO-8601 time as its instant, anything else as text', () => {
-    expect(place('{body:/version}', { id: 7, version: 12 })).toEqual({ key: '7', mode: 'sequence', number: 12, text: null });
+    expect(place('{body:/version}', { id: 7, version: 12 })).toEqual({ key: '7', mode: 'sequence', number: 12, text: null, shown: '12' });
     const atNoon = Date.UTC(2026, 11, 7, 12);
-    expect(place('{body:/updated_at}', { id: 7, updated_at: '2026-12-07T07:00:00-05:00' })).toMatchObject({ number: atNoon, text: null });
+    expect(place('{body:/updated_at}', { id: 7, updated_at: '2026-12-07T07:00:00-05:00' })).toMatchObject({
+      number: atNoon,
+      text: null,
+      shown: '2026-12-07T07:00:00-05:00',
+    });
     expect(place('{body:/updated_at}', { id: 7, updated_at: '2026-12-07T12:00:00.000Z' })).toMatchObject({ number: atNoon });
     // A header is text, even of digits: "10" comes before "9".
     expect(place('{header:x-seq}', { id: 7 }, { 'x-seq': '10' })).toMatchObject({ number: null, text: '10' });
     expect(place('v{body:/version}', { id: 7, version: 3 })).toMatchObject({ number: null, text: 'v3' });
-    expect(place(undefined, { id: 7 })).toEqual({ key: '7', mode: 'sequence', number: null, text: null });
+    expect(place(undefined, { id: 7 })).toEqual({ key: '7', mode: 'sequence', number: null, text: null, shown: null });
   });
 
   it('takes a time without a zone as UTC, so every instance reads one instant', () => {
