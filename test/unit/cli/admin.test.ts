@@ -171,7 +171,7 @@ describe('a value the CLI can judge itself', () => {
 
   it('refuses a state there is no such thing as, listing the states there are', async () => {
     const said = await refusedLocally(['tasks', '--state', 'bogus'], ['retry', '--state', 'failed,nope', '--note', 'x', '--dry-run']);
-    const states = 'the states are awaiting_approval, pending, in_progress, succeeded, outcome_unknown, needs_review, failed, cancelled\n';
+    const states = 'the states are awaiting_approval, pending, in_progress, succeeded, outcome_unknown, needs_review, failed, cancelled, superseded\n';
     expect(said[0]).toMatch(new RegExp(`^error: option '--state <states>' argument 'bogus' is invalid\\. bogus: no such state; ${states}`));
     expect(said[1]).toMatch(new RegExp(`argument 'failed,nope' is invalid\\. nope: no such state; ${states}`));
   });
