@@ -20,13 +20,14 @@ CREATE FUNCTION oncehook_order_lock(source text, action text, order_key text) RE
 LANGUAGE sql IMMUTABLE AS $$ SELECT hashtextextended(source || ':' || action || ':' || order_key, 24) $$;
 --> statement-breakpoint
 -- Whether a comes before b: by number (a time is one), then text, each with the missing last, then by arrival: the
--- order of tasks_order_open_idx.
-CREATE FUNCTION oncehook_order_before(a tasks, b tasks) RETURNS boolean
+-- order of tasks_order_open_idx. Of scalars, not rows: an expression passing a row is planned anew at every call.
+CREATE FUNCTION oncehook_order_before(a_number float8, a_text text, a_seq bigint, b_number float8, b_text text,
+  b_seq bigint) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE
-    WHEN a.order_number IS DISTINCT FROM b.order_number THEN coalesce(a.order_number < b.order_number, a.order_number IS NOT NULL)
-    WHEN a.order_text IS DISTINCT FROM b.order_text THEN coalesce(a.order_text < b.order_text, a.order_text IS NOT NULL)
-    ELSE a.order_seq < b.order_seq
+    WHEN a_number IS DISTINCT FROM b_number THEN coalesce(a_number < b_number, a_number IS NOT NULL)
+    WHEN a_text IS DISTINCT FROM b_text THEN coalesce(a_text < b_text COLLATE "C", a_text IS NOT NULL)
+    ELSE a_seq < b_seq
   END
 $$;
 --> statement-breakpoint
@@ -82,7 +83,8 @@ BEGIN
           AND t.id <> next.id
         ORDER BY t.order_number DESC NULLS FIRST, t.order_text DESC NULLS FIRST, t.order_seq DESC
         LIMIT 1;
-        IF sent.id IS NOT NULL AND NOT oncehook_order_before(sent, next) THEN
+        IF sent.id IS NOT NULL AND NOT oncehook_order_before(sent.order_number, sent.order_text, sent.order_seq,
+            next.order_number, next.order_text, next.order_seq) THEN
           UPDATE tasks t SET state = 'superseded', superseded_by = sent.id, updated_at = now() WHERE t.id = next.id;
           CONTINUE;
         END IF;
@@ -91,7 +93,8 @@ BEGIN
         RETURN;
       END IF;
       IF head.id IS NOT NULL THEN
-        IF oncehook_order_before(head, next) THEN
+        IF oncehook_order_before(head.order_number, head.order_text, head.order_seq,
+            next.order_number, next.order_text, next.order_seq) THEN
           UPDATE tasks t SET state = 'superseded', superseded_by = next.id, updated_at = now()
           WHERE t.id = head.id AND NOT t.held AND t.state IN ('pending', 'awaiting_approval') AND t.attempts = 0
             AND t.lookups = 0;
@@ -104,7 +107,8 @@ BEGIN
       END IF;
     ELSIF head.id IS NOT NULL THEN
       -- An earlier arrival goes before a head not yet sent; behind one already sent, it waits its turn.
-      IF NOT (unsent_head AND oncehook_order_before(next, head)) THEN
+      IF NOT (unsent_head AND oncehook_order_before(next.order_number, next.order_text, next.order_seq,
+          head.order_number, head.order_text, head.order_seq)) THEN
         RETURN;
       END IF;
       UPDATE tasks t SET held = true, next_attempt_at = '9999-01-01T00:00:00Z', updated_at = now()
@@ -122,18 +126,39 @@ BEGIN
   END LOOP;
 END $$;
 --> statement-breakpoint
--- A new ordered task, and one a person sends back (a retry of a failed one), waits held until its key is settled;
--- a held task stays out of the claim's reach whatever sets its next attempt (an approval); one that ends, held or
--- not, holds nothing.
+-- A new ordered task that meets its key busy, and one a person sends back (a retry of a failed one), waits held
+-- until its key is settled; a held task stays out of the claim's reach whatever sets its next attempt (an
+-- approval); one that ends, held or not, holds nothing.
 CREATE FUNCTION oncehook_order_hold() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
   unresolved boolean := NEW.state IN ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval');
+  sent tasks;
 BEGIN
   -- A task placed by a retry (its transform failed, so it had no order then) arrives at its key now.
   NEW.order_seq := coalesce(NEW.order_seq, nextval('tasks_order_seq'));
   IF TG_OP = 'INSERT' THEN
+    -- A key with nothing unresolved (and, for latest, nothing sent at or past this position) takes the task as its
+    -- head at once, with no settling after: the common case of a key without a backlog costs the lock and a look.
+    -- Only NEW is changed here: an insert that meets a conflict then leaves nothing else changed.
     NEW.held := unresolved;
+    IF unresolved THEN
+      PERFORM pg_advisory_xact_lock(oncehook_order_lock(NEW.source, NEW.action, NEW.order_key));
+      NEW.held := EXISTS (
+        SELECT 1 FROM tasks t
+        WHERE t.source = NEW.source AND t.action = NEW.action AND t.order_key = NEW.order_key
+          AND t.state IN ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval'));
+      -- Apart, not in one expression with the look above: a statement that passes NEW whole is planned anew each time.
+      IF NOT NEW.held AND NEW.order_mode = 'latest' THEN
+        SELECT * INTO sent FROM tasks s
+        WHERE s.source = NEW.source AND s.action = NEW.action AND s.order_key = NEW.order_key
+          AND s.first_attempt_at IS NOT NULL
+        ORDER BY s.order_number DESC NULLS FIRST, s.order_text DESC NULLS FIRST, s.order_seq DESC
+        LIMIT 1;
+        NEW.held := sent.id IS NOT NULL AND NOT oncehook_order_before(sent.order_number, sent.order_text, sent.order_seq,
+          NEW.order_number, NEW.order_text, NEW.order_seq);
+      END IF;
+    END IF;
   ELSIF NOT unresolved THEN
     NEW.held := false;
   ELSIF OLD.state NOT IN ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval') THEN
