@@ -337,9 +337,10 @@ export class Forwarder {
         this.#slotFreed();
       };
       // A finish that frees a limited origin's slot may let a task that waited for it go; so may an alert message's,
-      // the next of its condition (src/store/atomic/alerts.ts). Not every success wakes the worker: a claim per
-      // answer was most of PGlite's time.
-      const mayLetGo = route.limited || task.source === ALERTS_SOURCE;
+      // the next of its condition (src/store/atomic/alerts.ts), and an ordered action's, the next of its key, which
+      // the database releases without a NOTIFY. Not every success wakes the worker: a claim per answer was most of
+      // PGlite's time.
+      const mayLetGo = route.limited || task.source === ALERTS_SOURCE || route.config.order !== undefined;
       const finish = mayLetGo ? this.#lettingGo(task, route) : this.#finish;
       const deps = {
         db: store.db,
