@@ -7,6 +7,7 @@ import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { freshPostgresDatabase, type TestDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
+import { killHoldingLeases } from '../support/instances.ts';
 import { spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 const INSTANCES = 3;
@@ -72,12 +73,7 @@ describe(`${INSTANCES} instances on one PostgreSQL`, () => {
         );
       });
       // Kill the victim while it holds leases of attempts in flight: the owner names its pid.
-      await waitFor(async () => {
-        const [held] = await sql<{ n: number }[]>`
-          select count(*)::int as n from tasks where state = 'in_progress' and lease_owner like ${`%/${victim.child.pid}/%`}`;
-        return held!.n >= 2 || undefined;
-      }, 20_000);
-      await victim.kill();
+      await killHoldingLeases(sql, victim);
       await Promise.all(sends);
 
       const rows = await waitFor(async () => {

@@ -1,13 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
-import { startDownstream, type Downstream } from '../support/downstream.ts';
-import { freshPostgresDatabase, type TestDatabase } from '../support/engine.ts';
 import { waitFor } from '../support/forwarding.ts';
-import { spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { killHoldingLeases, startInstances, type Instances } from '../support/instances.ts';
+import type { GatewayProcess } from '../support/process.ts';
 
 const KEYS = 12;
 const VERSIONS = 4;
@@ -15,38 +11,33 @@ const VERSIONS = 4;
 // An ordered action (`order`, mode sequence) served by two gateways on one PostgreSQL, one killed with -9 while it
 // holds requests in flight: the database alone keeps one request per key in flight and each key in its order.
 describe('an ordered action on two instances, one killed mid-sequence', () => {
-  let database: TestDatabase;
-  let downstream: Downstream;
-  let instances: GatewayProcess[] = [];
+  let rig: Instances;
 
   beforeAll(async () => {
-    [database, downstream] = await Promise.all([freshPostgresDatabase(), startDownstream()]);
-    const config = shopConfig({
-      crm: {
-        url: `${downstream.url}/orders/{body:/id}`,
-        idempotency: 'key',
-        timeoutMs: 2000,
-        backoff: { initialMs: 20, maxMs: 200 },
-        order: { key: '{body:/id}', by: '{body:/updated_at}', mode: 'sequence' },
+    rig = await startInstances(
+      2,
+      (downstream) => {
+        // Effects are made at once and answered late, so the kill lands between the two for some of them.
+        for (let key = 0; key < KEYS; key++) downstream.script(`/orders/${key}`, { otherwise: { status: 201, delayMs: 150 }, honourKey: true });
+        return shopConfig({
+          crm: {
+            url: `${downstream.url}/orders/{body:/id}`,
+            idempotency: 'key',
+            timeoutMs: 2000,
+            backoff: { initialMs: 20, maxMs: 200 },
+            order: { key: '{body:/id}', by: '{body:/updated_at}', mode: 'sequence' },
+          },
+        });
       },
-    });
-    const configFile = join(mkdtempSync(join(tmpdir(), 'oncehook-order-')), 'config.json');
-    writeFileSync(configFile, JSON.stringify(config));
-    // Effects are made at once and answered late, so the kill lands between the two for some of them.
-    for (let key = 0; key < KEYS; key++) downstream.script(`/orders/${key}`, { otherwise: { status: 201, delayMs: 150 }, honourKey: true });
-    instances = await Promise.all(
-      Array.from({ length: 2 }, () =>
-        spawnGateway({ args: ['--config', configFile], env: { DATABASE_URL: database.url, ONCEHOOK_LEASE_GRACE_MS: '300', ONCEHOOK_CONCURRENCY: '8' } }),
-      ),
+      { ONCEHOOK_LEASE_GRACE_MS: '300', ONCEHOOK_CONCURRENCY: '8' },
     );
   });
   afterAll(async () => {
-    await Promise.all(instances.map((instance) => instance.stop()));
-    await downstream?.close();
-    await database?.drop();
+    await rig?.close();
   });
 
   it('never has two requests of one key in flight, and each key gets every version once, in order', async () => {
+    const { database, downstream, instances } = rig;
     const sql = postgres(database.url!, { max: 1, onnotice: () => {} });
     try {
       const [victim, survivor] = instances as [GatewayProcess, GatewayProcess];
@@ -65,12 +56,7 @@ describe('an ordered action on two instances, one killed mid-sequence', () => {
           await Promise.all(Array.from({ length: KEYS }, (_, key) => deliver(key, version)));
         }
       })();
-      await waitFor(async () => {
-        const [held] = await sql<{ n: number }[]>`
-          select count(*)::int as n from tasks where state = 'in_progress' and lease_owner like ${`%/${victim.child.pid}/%`}`;
-        return held!.n >= 2 || undefined;
-      }, 20_000);
-      await victim.kill();
+      await killHoldingLeases(sql, victim);
       await sending;
 
       await waitFor(async () => {
