@@ -3,6 +3,7 @@ import { planTasks } from '../ingest/plan-tasks.ts';
 import type { NewTask } from '../store/atomic/record.ts';
 import type { Db } from '../store/connect.ts';
 import { recentReceipts, type MadeTask, type RecentReceipt } from '../store/queries/recent-receipts.ts';
+import { isOrderError } from '../shape/order.ts';
 import { deliveryJson } from '../shape/reshape.ts';
 import { Transforms } from '../shape/transforms.ts';
 import { shownUrl } from './task-request.ts';
@@ -144,7 +145,11 @@ function compare(
 }
 
 const failure = (task: NewTask): string | null =>
-  task.transformError !== undefined ? `its transform fails: ${task.transformError}` : task.requestError !== undefined ? `its url fails: ${task.requestError}` : null;
+  task.transformError !== undefined
+    ? `its transform fails: ${task.transformError}`
+    : task.requestError !== undefined
+      ? `its ${isOrderError(task.requestError) ? 'order' : 'url'} fails: ${task.requestError}`
+      : null;
 
 /** How the task the tried config makes differs from the one made: each difference in words, no secret in them. */
 function differences(receipt: RecentReceipt, before: MadeTask, after: NewTask, running: Config, tried: Config): string[] {

@@ -136,6 +136,21 @@ describe('mode sequence', () => {
     expect(versionsAt('/review/7')).toEqual([5, 1, 9]);
   });
 
+  it("lets the next go when a task fails, and puts a person's retry of it back in its key's order", async () => {
+    api.script('/seq/9', { steps: [{ status: 422 }, { status: 201, delayMs: 1_000 }] });
+    const [v1, v2] = [await deliver('seq', 9, 1), await deliver('seq', 9, 2)];
+    await startWorkers();
+    await taskIn(db(), v1, 'failed');
+    // v2 goes once v1 failed; the retry waits behind it while its answer is on its way.
+    await waitFor(() => api.requests('/seq/9').length === 2);
+    expect((await admin()(`/api/tasks/${v1}/retry`, { body: { note: 'fixed the CRM' } })).status).toBe(200);
+    const retried = await view(v1);
+    expect(retried.state).toBe('pending');
+    expect(retried.order.heldBy).toEqual({ id: v2, state: 'in_progress' });
+    for (const id of [v1, v2]) await taskIn(db(), id, 'succeeded');
+    expect(versionsAt('/seq/9')).toEqual([1, 2, 1]);
+  });
+
   it("fails a task whose delivery lacks the order's position, sending nothing, and says what to fix", async () => {
     const body = JSON.stringify({ id: 8, version: 1 });
     const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `seq-8-${Math.random()}`, topic: 'seq', body }));

@@ -55,6 +55,8 @@ describe('trying a config on the deliveries already received', () => {
     actions.crm!.filter = { body: { total_price: { $gte: 10 } } };
     actions.erp!.url = `${downstream.url}/erp/v2/{body:/id}`;
     actions.audit = { url: `${downstream.url}/audit`, idempotency: 'key' };
+    // These orders carry no updated_at: an action ordered by it would fail every task, and says why.
+    actions.ordered = { url: `${downstream.url}/ordered`, order: { key: '{body:/id}', by: '{body:/updated_at}', mode: 'sequence' } };
     const requestsBefore = downstream.requests().length;
     const rowsBefore = await written();
 
@@ -70,6 +72,7 @@ describe('trying a config on the deliveries already received', () => {
     expect(byAction.erp).toMatchObject({ same: 0, shapedDifferently: { count: TOTALS.length } });
     expect(byAction.erp.shapedDifferently.examples[0].detail).toMatch(/^another url: .*\/erp\/\d+ → .*\/erp\/v2\/\d+$/);
     expect(byAction.audit).toMatchObject({ same: 0, made: { count: TOTALS.length }, notMade: { count: 0 } });
+    expect(byAction.ordered.made.examples[0].detail).toBe('its order fails: order.by needs {body:/updated_at}, which this delivery does not have');
 
     // Sends nothing, and writes nothing.
     await new Promise((resolve) => setTimeout(resolve, 500));
