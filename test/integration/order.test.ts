@@ -28,6 +28,7 @@ beforeAll(async () => {
   const raw = shopConfig({
     seq: { url: `${api.url}/seq/{body:/id}`, topics: ['seq'], order: { ...ORDER, mode: 'sequence' }, ...FAST },
     latest: { url: `${api.url}/latest/{body:/id}`, topics: ['latest'], order: { ...ORDER, mode: 'latest' }, ...FAST },
+    approved: { url: `${api.url}/approved/{body:/id}`, topics: ['approved'], approval: 'required', order: { ...ORDER, mode: 'sequence' }, ...FAST },
     // No key and no lookup: a lost answer goes to a person's review, and holds its key there.
     review: { url: `${api.url}/review/{body:/id}`, topics: ['review'], order: { ...ORDER, mode: 'sequence' }, timeoutMs: 200, backoff: FAST.backoff },
   });
@@ -149,6 +150,21 @@ describe('mode sequence', () => {
     expect(retried.order.heldBy).toEqual({ id: v2, state: 'in_progress' });
     for (const id of [v1, v2]) await taskIn(db(), id, 'succeeded');
     expect(versionsAt('/seq/9')).toEqual([1, 2, 1]);
+  });
+
+  it('keeps an approved task held behind an earlier one that waits for its approval', async () => {
+    const [v2, v1] = [await deliver('approved', 4, 2), await deliver('approved', 4, 1)];
+    await startWorkers();
+    const approve = (id: string) => admin()(`/api/tasks/${id}/approve`, { body: { note: 'checked' } });
+    expect((await approve(v2)).status).toBe(200);
+    const held = await view(v2);
+    expect(held.state).toBe('pending');
+    expect(held.order.heldBy).toEqual({ id: v1, state: 'awaiting_approval' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(api.requests('/approved/4')).toHaveLength(0);
+    expect((await approve(v1)).status).toBe(200);
+    for (const id of [v1, v2]) await taskIn(db(), id, 'succeeded');
+    expect(versionsAt('/approved/4')).toEqual([1, 2]);
   });
 
   it("fails a task whose delivery lacks the order's position, sending nothing, and says what to fix", async () => {
