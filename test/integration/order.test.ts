@@ -152,6 +152,21 @@ describe('mode sequence', () => {
     expect(versionsAt('/seq/9')).toEqual([1, 2, 1]);
   });
 
+  it('puts a bulk retry of failed tasks of several keys back in their keys\' order', async () => {
+    const keys = [21, 22, 23];
+    for (const key of keys) api.script(`/seq/${key}`, { steps: [{ status: 422 }, { status: 201, delayMs: 1_000 }] });
+    const firsts = await Promise.all(keys.map((key) => deliver('seq', key, 1)));
+    const seconds = await Promise.all(keys.map((key) => deliver('seq', key, 2)));
+    await startWorkers();
+    for (const id of firsts) await taskIn(db(), id, 'failed');
+    await waitFor(() => keys.every((key) => api.requests(`/seq/${key}`).length === 2));
+    const retried = await admin()('/api/tasks/bulk/retry', { body: { action: 'seq', state: 'failed', note: 'the CRM is fixed' } });
+    expect(new Set(retried.json.tasks)).toEqual(new Set(firsts));
+    for (const [i, id] of firsts.entries()) expect((await view(id)).order.heldBy).toEqual({ id: seconds[i], state: 'in_progress' });
+    for (const id of [...firsts, ...seconds]) await taskIn(db(), id, 'succeeded');
+    for (const key of keys) expect(versionsAt(`/seq/${key}`), `key ${key}`).toEqual([1, 2, 1]);
+  });
+
   it('keeps an approved task held behind an earlier one that waits for its approval', async () => {
     const [v2, v1] = [await deliver('approved', 4, 2), await deliver('approved', 4, 1)];
     await startWorkers();

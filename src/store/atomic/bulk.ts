@@ -9,6 +9,7 @@ import { OPERATOR_RULES } from '../operator-rules.ts';
 import { inList, taskFilterSql, type TaskFilter } from '../queries/task-filter.ts';
 import { rowsOf } from '../rows.ts';
 import type { Decider } from './operator.ts';
+import { orderKeysLocked } from './order-locks.ts';
 import { heldByRunningReplay, replayInto } from './replay.ts';
 
 export const BULK_DECISIONS = ['retry', 'replay'] as const;
@@ -105,9 +106,11 @@ export async function bulkDecide(db: Db, kind: BulkDecision, filter: TaskFilter,
           db,
           sql`
           with ${targets},
+          -- A failed task retried goes back into its key's order: its key is locked first (order-locks.ts).
+          keys as (select ${orderKeysLocked(sql`targets t`, sql`t.state = ${TASK_STATES.failed}`)} as locked),
           changed as (
             update tasks t set state = ${TASK_STATES.pending}, next_attempt_at = now(), last_error = null, updated_at = now()
-            from targets where t.id = targets.id
+            from targets where t.id = targets.id and (select locked from keys) >= 0
             returning t.id, targets.state as was
           ),
           noted as (

@@ -8,6 +8,7 @@ import type { Db } from '../connect.ts';
 import { TASK_STATES, TASKS_CHANNEL, type TaskState } from '../decisions.ts';
 import { PREPARED } from '../prepared.ts';
 import { batchJson, rowsOf } from '../rows.ts';
+import { orderKeysLocked } from './order-locks.ts';
 
 /** A destination's standing changed by an answer: cooled down (429, 503) or paused (401, 403). */
 export type DestinationChange = { origin: string; pause: string | null };
@@ -70,16 +71,9 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         status int, "durationMs" int, class text, error text, reference text, "requestSha256" text, decision text,
         state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text, uncounted boolean)
     ),
-    -- The ordered keys these finishes release, locked in one order before any task moves: the triggers that release
-    -- them (migration 0025) would otherwise lock them in the order the rows are updated, against a batch of ingest
-    -- that locked them in this one.
+    -- The ordered keys these finishes release (order-locks.ts).
     keys as (
-      select count(pg_advisory_xact_lock(k.lock)) as locked from (
-        select distinct oncehook_order_lock(t.source, t.action, t.order_key) as lock
-        from f join tasks t on t.id = f."taskId"
-        where t.order_key is not null and f.state in (${TASK_STATES.succeeded}, ${TASK_STATES.failed}, ${TASK_STATES.cancelled})
-        order by 1
-      ) k
+      select ${orderKeysLocked(sql`f join tasks t on t.id = f."taskId"`, sql`f.state in (${TASK_STATES.succeeded}, ${TASK_STATES.failed}, ${TASK_STATES.cancelled})`)} as locked
     ),
     task as (
       update tasks t set state = f.state, next_attempt_at = f.next, lease_owner = null, lease_expires_at = null,
