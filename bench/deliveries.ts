@@ -11,14 +11,25 @@ export interface SignedDelivery {
   body: Buffer;
 }
 
+/** How many customers the orders are spread over: the keys of the `forward-ordered` phase's ordered action. */
+export const CUSTOMERS = 1000;
+
+/** A customer of the event, the same for every run: FNV-1a of its ID, over CUSTOMERS. */
+function customerOf(eventId: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < eventId.length; i++) hash = Math.imul(hash ^ eventId.charCodeAt(i), 0x01000193) >>> 0;
+  return hash % CUSTOMERS;
+}
+
 /**
  * An order of about `bytes` bytes (at least ~300). The order number is the event's, so bodies differ the way real
- * ones do and each signature is computed over its own bytes.
+ * ones do and each signature is computed over its own bytes; its customer is one of CUSTOMERS.
  */
 export function orderBody(eventId: string, bytes = 500, marker?: string): string {
   const order = {
     id: eventId,
     ...(marker ? { probe: marker } : {}),
+    customer: { id: customerOf(eventId) },
     email: 'jon@example.com',
     created_at: '2026-01-01T12:00:00-05:00',
     currency: 'USD',

@@ -15,6 +15,7 @@ import { runCopyData } from './phases/copy-data.ts';
 import { runEmbedded } from './phases/embedded.ts';
 import { runEmbeddedSoak } from './phases/embedded-soak.ts';
 import { runForward } from './phases/forward.ts';
+import { runForwardOrdered } from './phases/forward-ordered.ts';
 import { runForwardCeiling } from './phases/forward-ceiling.ts';
 import { runHttp } from './phases/http.ts';
 import { runIngest } from './phases/ingest.ts';
@@ -35,7 +36,7 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
-const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data']);
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'forward-ordered', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
@@ -47,6 +48,7 @@ const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promis
   pgboss: { title: '(c) pg-boss: send, then work and forward', run: runPgBoss },
   'forward-ceiling': { title: '(e) forwarding ceiling: the same requests from a bare undici pool, no queue, no database', run: runForwardCeiling },
   forward: { title: '(d) oncehook forwarding', run: runForward },
+  'forward-ordered': { title: "(d″) forwarding an action with order over 1,000 keys, beside it without, alternating", run: runForwardOrdered },
   'whole-job': { title: 'the whole job: one process receiving and forwarding, oncehook against Hono + pg-boss', run: runWholeJob },
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { LOG_LEVELS } from '../src/cli/options.ts';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'forward-ordered', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {

@@ -44,6 +44,7 @@ export function ratios(r: Results): Ratio[] {
     { name: '(d′) ingest with a filter and a transform ÷ without (accepted/s)', value: shaped('filter + transform')?.acceptedPerSecond ?? null, unit: 'x' },
     { name: '(d′) gateway CPU per delivery, filter and transform ÷ without', value: shaped('filter + transform')?.cpuUsPerDelivery ?? null, unit: 'x' },
     { name: 'forwarding ÷ (c) pg-boss work-and-forward', value: div(forwarded, r.pgboss?.work.perSecond), unit: 'x' },
+    { name: "(d″) forwarding with order over 1,000 keys ÷ without", value: r['forward-ordered']?.vsUnordered ?? null, unit: 'x' },
     // What any forwarder could reach here: a design that records nothing still shares the cores with the downstream.
     { name: '(e) forwarding ceiling ÷ (c) pg-boss', value: div(r['forward-ceiling']?.best.perSecond ?? null, r.pgboss?.work.perSecond), unit: 'x' },
     { name: 'forwarding ÷ (e) forwarding ceiling', value: div(forwarded, r['forward-ceiling']?.best.perSecond), unit: 'x' },
@@ -182,6 +183,16 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
         `tuning: serve --role worker --concurrency ${o.workerConcurrency}`,
       ]]);
     }
+  }
+  const ordered = r['forward-ordered'];
+  if (ordered) {
+    rows.push(['(d″) forwarding with order over 1,000 keys', ordered.vsUnordered === null ? 'not compared' : `${times(ordered.vsUnordered)} forwarded/s of unordered`, [
+      'alternating, each on a fresh database; the worker as in (d):',
+      ...ordered.runs.map(
+        (run, i) =>
+          `run ${i + 1}, ${run.ordered ? 'ordered' : 'unordered'}: ${int(run.work.perSecond)} forwarded/s, ${int(run.work.completed)} of ${int(run.backlog)} in ${(run.work.elapsedMs / 1000).toFixed(1)} s${run.work.drained ? '' : ' (not drained)'}; ${drainCpuLine(run.work)}`,
+      ),
+    ]]);
   }
   const whole = r['whole-job'];
   if (whole) {

@@ -231,6 +231,13 @@ export interface CopyDataResult {
   peakRssBytes: number | null;
 }
 
+/** (d″) (d)'s drain of the bench's action, and of the same with `order` over its orders' customers, alternating. */
+export interface ForwardOrderedResult {
+  runs: { ordered: boolean; backlog: number; work: DrainResult }[];
+  /** The ordered runs' mean forwarded/s ÷ the unordered runs'; null unless both forwarded. */
+  vsUnordered: number | null;
+}
+
 export interface Results {
   pgbench?: PgbenchResult;
   /** (a) with ingest's pg_notify in each transaction. */
@@ -242,6 +249,7 @@ export interface Results {
   pgboss?: PgBossResult;
   'forward-ceiling'?: ForwardCeilingResult;
   forward?: ForwardResult;
+  'forward-ordered'?: ForwardOrderedResult;
   'whole-job'?: WholeJobResult;
   embedded?: EmbeddedResult;
   soak?: SoakResult;

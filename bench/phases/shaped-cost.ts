@@ -10,6 +10,7 @@ import type { CpuShares } from '../proc.ts';
 export interface ActionShape {
   filter?: Record<string, unknown>;
   transform?: string;
+  order?: { key: string; by?: string; mode: 'sequence' | 'latest' };
 }
 
 export const SHAPE_NAMES = ['plain', 'filter', 'filter + transform'] as const;
@@ -18,7 +19,7 @@ export type ShapeName = (typeof SHAPE_NAMES)[number];
 // Every delivery the load generator sends (bench/deliveries.ts orderBody) has these fields, so every one passes and
 // the three runs make the same tasks: the filter is decided in full, never cut short by a field that is missing.
 const FILTER = { body: { total_price: { $exist: true }, financial_status: 'paid' } };
-// The docs' CRM shape, fitted to the bench's order (it has no customer): five fields read, one of them through an
+// The docs' CRM shape, fitted to the bench's order (its customer is an ID alone): five fields read, one of them through an
 // array, one number converted, the task ID bound. Its cost is the sandboxed evaluation, not the expression's few steps.
 const TRANSFORM = '{"email": email, "external_id": $taskId, "order_id": id, "total": $number(total_price), "currency": currency, "skus": line_items[].sku}';
 
