@@ -1,0 +1,161 @@
+/**
+ * The worker's own CPU a task: one Forwarder in this process drains a backlog of pending tasks to the bench's local
+ * downstream (a process of its own), and this process's CPU (`process.cpuUsage`) over the drain ÷ the tasks is the
+ * figure. PostgreSQL's and the downstream's CPU are not in it. Then each part of a task's path, alone, in a loop.
+ *
+ *   npx tsx bench/worker-cost.ts                      # 20,000 tasks, three drains, PostgreSQL at 127.0.0.1:5432
+ *   npx tsx bench/worker-cost.ts --tasks 5000 --rounds 1
+ *   npm run build && npx tsx bench/worker-cost.ts --from dist/src   # the build's forwarder: old and new side by side
+ *   npx tsx bench/worker-cost.ts --profile /tmp/drain.cpuprofile   # a CPU profile of the drains alone
+ *
+ * Each drain fills a scratch database (`oncehook_worker_cost`, dropped at the end) with `--tasks` tasks through the
+ * ingest function, then times the drain alone. Logs go to /dev/null through the gateway's own logger, so the log
+ * lines are paid as in production.
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { sql } from 'drizzle-orm';
+import { pathToFileURL } from 'node:url';
+import { rowsOf } from '../src/store/rows.ts';
+import { Cleanup } from './cleanup.ts';
+import { openScratch } from './scratch.ts';
+import { startDownstream } from './servers/start.ts';
+import { partCosts } from './worker-parts.ts';
+
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '256' },
+    'body-bytes': { type: 'string', default: '1024' },
+    'pg-url': { type: 'string', default: process.env.ONCEHOOK_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    parts: { type: 'boolean', default: true },
+    profile: { type: 'string' },
+    from: { type: 'string' },
+  },
+  allowNegative: true,
+});
+const tasks = Number(values.tasks);
+const rounds = Number(values.rounds);
+const concurrency = Number(values.concurrency);
+const bodyBytes = Number(values['body-bytes']);
+
+/** Each task's body: JSON of `--body-bytes`. */
+const body = JSON.stringify({ id: 0, note: 'x'.repeat(Math.max(0, bodyBytes - 20)) });
+
+/** Fills the scratch database with `n` pending tasks through ingest's own function, 500 receipts a statement. */
+async function fill(db: Awaited<ReturnType<typeof openScratch>>['store']['db'], n: number, run: string): Promise<void> {
+  for (let from = 0; from < n; from += 500) {
+    const size = Math.min(500, n - from);
+    await db.execute(sql`select oncehook_record_deliveries((
+      select json_agg(json_build_object('i', g, 'id', 'r_' || ${run}::text || '_' || g, 'source', 'shop',
+        'delivery_id', 'd_' || ${run}::text || '_' || g, 'event_id', 'e_' || ${run}::text || '_' || g, 'topic', 'orders/create',
+        'occurred_at', now(), 'headers', json_build_object('content-type', 'application/json'),
+        'content_type', 'application/json', 'body', encode(convert_to(${body}::text, 'UTF8'), 'base64'),
+        'body_sha256', md5(${run}::text || g), 'body_bytes', ${body.length}::int,
+        'tasks', json_build_array(json_build_object('id', 't_' || ${run}::text || '_' || g, 'action', 'crm',
+          'state', 'pending', 'after_task_id', NULL))) ORDER BY g)
+      from generate_series(${from}::int, ${from + size - 1}::int) g), 'oncehook_bench')`);
+  }
+}
+
+/** The forwarder and what it runs: this checkout's sources, or a build's (`--from dist/src`). */
+async function modules() {
+  const from = values.from === undefined ? new URL('../src/', import.meta.url) : pathToFileURL(`${values.from.replace(/\/$/, '')}/`);
+  const ext = values.from === undefined ? 'ts' : 'js';
+  const load = (path: string) => import(new URL(`${path}.${ext}`, from).href);
+  const [forwarder, log, metrics, schema, routes, pools, exchange, request, classify, decide, ids] = (await Promise.all(
+    ['forward/forwarder', 'log', 'metrics', 'config/schema', 'forward/routes', 'forward/pools', 'forward/exchange', 'forward/request', 'forward/classify', 'forward/decide', 'ids'].map(load),
+  )) as [
+    typeof import('../src/forward/forwarder.ts'),
+    typeof import('../src/log.ts'),
+    typeof import('../src/metrics.ts'),
+    typeof import('../src/config/schema.ts'),
+    typeof import('../src/forward/routes.ts'),
+    typeof import('../src/forward/pools.ts'),
+    typeof import('../src/forward/exchange.ts'),
+    typeof import('../src/forward/request.ts'),
+    typeof import('../src/forward/classify.ts'),
+    typeof import('../src/forward/decide.ts'),
+    typeof import('../src/ids.ts'),
+  ];
+  return {
+    Forwarder: forwarder.Forwarder,
+    createLogger: log.createLogger,
+    createMetrics: metrics.createMetrics,
+    configSchema: schema.configSchema,
+    Routes: routes.Routes,
+    Pools: pools.Pools,
+    exchange: exchange.exchange,
+    sendRequest: request.sendRequest,
+    classifySend: classify.classifySend,
+    decide: decide.decide,
+    sha256Hex: ids.sha256Hex,
+  };
+}
+export type WorkerModules = Awaited<ReturnType<typeof modules>>;
+
+async function main(): Promise<void> {
+  const m = await modules();
+  const { Forwarder, createLogger, createMetrics, configSchema } = m;
+  const cleanup = new Cleanup();
+  cleanup.onSignals();
+  try {
+    const downstream = await startDownstream(cleanup);
+    const config = configSchema.parse({
+      sources: { shop: { adapter: 'shopify', secrets: ['bench'], actions: { crm: { url: `${downstream.origin}/crm`, idempotency: 'key' } } } },
+    });
+    const perTask: number[] = [];
+    const profiler = values.profile === undefined ? null : new Session();
+    const profiles: object[] = [];
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+    }
+    for (let round = 0; round < rounds; round++) {
+      const scratch = await openScratch('oncehook_worker_cost', { pgUrl: values['pg-url'] });
+      const dropped = cleanup.add('scratch database', () => scratch.close());
+      const { store } = scratch;
+      await fill(store.db, tasks, `w${round}`);
+      await store.db.execute(sql`vacuum analyze tasks`);
+      const logger = createLogger('info', pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+      const forwarder = new Forwarder({ config, store, logger, metrics: createMetrics() }, { concurrency });
+      await profiler?.post('Profiler.start');
+      const wall = performance.now();
+      const cpu = process.cpuUsage();
+      await forwarder.start();
+      forwarder.wake();
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const [row] = await rowsOf<{ n: number }>(store.db, sql`select count(*)::int as n from tasks where state = 'succeeded'`);
+        if ((row?.n ?? 0) >= tasks) break;
+      }
+      const used = process.cpuUsage(cpu);
+      const wallMs = performance.now() - wall;
+      if (profiler) profiles.push((await profiler.post('Profiler.stop')).profile);
+      await forwarder.stop();
+      dropped();
+      await scratch.close();
+      const us = (used.user + used.system) / tasks;
+      perTask.push(us);
+      console.log(
+        `drain ${round + 1}: ${tasks} tasks in ${(wallMs / 1000).toFixed(2)} s (${Math.round((tasks * 1000) / wallMs)}/s), ` +
+          `worker CPU ${us.toFixed(1)} µs a task (user ${(used.user / tasks).toFixed(1)}, system ${(used.system / tasks).toFixed(1)})`,
+      );
+    }
+    // The last drain's: the first ran before the code was warm.
+    if (values.profile !== undefined) writeFileSync(values.profile, JSON.stringify(profiles.at(-1)));
+    if (values.parts) {
+      console.log('each part alone, µs of CPU a task (the median of five loops):');
+      for (const [part, us] of await partCosts(m, config, body)) console.log(`  ${part.padEnd(48)} ${us.toFixed(1)}`);
+    }
+    const sorted = [...perTask].sort((a, b) => a - b);
+    console.log(`worker CPU a task: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} µs, range ${sorted[0]!.toFixed(1)}–${sorted.at(-1)!.toFixed(1)}`);
+  } finally {
+    await cleanup.run();
+  }
+}
+
+await main();
