@@ -20,14 +20,37 @@ export function createLogger(
     {
       level,
       base: { service: 'oncehook' },
-      redact: {
-        paths: ['headers.authorization', 'headers.cookie', '*.secrets', 'secrets', 'token', 'adminToken'],
-        censor: '[redacted]',
-      },
-      serializers: { err: (error: unknown) => pino.stdSerializers.err(withoutParameters(error) as Error) },
+      redact: { paths: ['headers.authorization', 'headers.cookie', 'secrets', 'token', 'adminToken'], censor: CENSOR },
+      // `secrets` one level down (a source's config logged whole) is hidden here, not by a `*.secrets` redact path:
+      // pino runs a wildcard path's redaction on every field of every line, which cost each forwarded task's line
+      // ~3 KB of garbage and a tenth of its CPU for fields that are strings and numbers.
+      formatters: { log: secretsOneLevelDown },
+      serializers: { err: (error: unknown) => withoutSecrets(pino.stdSerializers.err(withoutParameters(error) as Error)) },
     },
     destination,
   );
+}
+
+const CENSOR = '[redacted]';
+
+const hasSecrets = (value: unknown): value is { secrets: unknown } =>
+  typeof value === 'object' && value !== null && (value as { secrets?: unknown }).secrets !== undefined;
+
+/** A copy with `secrets` censored, of the same prototype: it serializes as the original would have. */
+function withoutSecrets<T>(value: T): T {
+  return hasSecrets(value) ? Object.assign(Object.create(Object.getPrototypeOf(value) as object) as object, value, { secrets: CENSOR }) as T : value;
+}
+
+/** The line's fields, with any field's `secrets` censored; the same object, not a copy, when none has one. */
+function secretsOneLevelDown(fields: Record<string, unknown>): Record<string, unknown> {
+  let out = fields;
+  for (const key in fields) {
+    // `err` is the err serializer's, which censors what it makes.
+    if (key === 'err' || !hasSecrets(fields[key])) continue;
+    if (out === fields) out = { ...fields };
+    out[key] = withoutSecrets(fields[key]);
+  }
+  return out;
 }
 
 /**

@@ -23,3 +23,44 @@ describe('logged errors', () => {
     expect(lines[0]!.err).toMatchObject({ message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' });
   });
 });
+
+describe('redaction', () => {
+  it('hides credentials that reach a log call by mistake, and leaves the rest as it was', () => {
+    const { logger, lines } = capture();
+    const error = Object.assign(new Error('refused'), { secrets: ['s3cret-err'], code: 'E1' });
+    logger.info(
+      {
+        headers: { authorization: 'Bearer t0ken-h', cookie: 'c00kie', secrets: 's3cret-h', accept: 'json' },
+        source: { adapter: 'shopify', secrets: ['s3cret-1'], actions: { crm: {} } },
+        secrets: ['s3cret-2'],
+        token: 't0ken-2',
+        adminToken: 't0ken-3',
+        nested: { deeper: { secrets: 'kept: only one level down is redacted' } },
+        err: error,
+        task: 't_1',
+        attempt: 2,
+      },
+      'line',
+    );
+    logger.warn({ err: error }, 'alone');
+    const text = JSON.stringify(lines);
+    for (const secret of ['t0ken-h', 'c00kie', 's3cret-h', 's3cret-1', 's3cret-2', 't0ken-2', 't0ken-3', 's3cret-err']) expect(text).not.toContain(secret);
+    expect(lines[0]).toMatchObject({
+      headers: { authorization: '[redacted]', cookie: '[redacted]', secrets: '[redacted]', accept: 'json' },
+      source: { adapter: 'shopify', secrets: '[redacted]', actions: { crm: {} } },
+      secrets: '[redacted]',
+      token: '[redacted]',
+      adminToken: '[redacted]',
+      nested: { deeper: { secrets: 'kept: only one level down is redacted' } },
+      err: { message: 'refused', code: 'E1', secrets: '[redacted]' },
+      task: 't_1',
+      attempt: 2,
+      msg: 'line',
+    });
+    expect(Object.keys(lines[0]!.source)).toEqual(['adapter', 'secrets', 'actions']);
+    expect(lines[1]!.err).toMatchObject({ message: 'refused', code: 'E1', secrets: '[redacted]' });
+    expect(lines[1]!.err.stack).toContain('refused');
+    // The caller's objects are not changed.
+    expect(error.secrets).toEqual(['s3cret-err']);
+  });
+});
