@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import crypto, { createHash, randomBytes } from 'node:crypto';
 
 /**
  * A task's ID is a hash of source, task key and action: the same business task gets the same ID on every
@@ -22,6 +22,9 @@ export function receiptId(now = Date.now()): string {
   return `d_${now.toString(36).padStart(9, '0')}${PROCESS_PREFIX}${counter.toString(16).padStart(6, '0')}`;
 }
 
+/** Node's one-shot hash, twice as fast on a kilobyte as a Hash object; Node 20.10 and 20.11 lack it. */
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return oneShot === undefined ? createHash('sha256').update(bytes).digest('hex') : oneShot('sha256', bytes, 'hex');
 }

@@ -61,7 +61,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
     }
     if (auth !== null) outgoing.headers.authorization = `Bearer ${auth.token}`;
     // A lookup may live on another origin than the action: the pool is the request's own.
-    const exchanged = await exchange(deps.pools.for(outgoing.url.origin, route.config.timeoutMs), outgoing, deps.release);
+    const exchanged = await exchange(deps.pools.for(outgoing.origin, route.config.timeoutMs), outgoing, deps.release);
     const durationMs = performance.now() - started;
     deps.answered?.();
     if (deps.release?.aborted && exchanged.kind === 'failure' && !exchanged.written) return await handBack(task, deps);
@@ -110,15 +110,10 @@ async function record(
   ended: { verdict: Verdict; decision: Decision; durationMs: number; requestSha256: string | null },
 ): Promise<void> {
   const { verdict, decision, durationMs } = ended;
-  const kept = await deps.finish({
-    ...decision,
-    taskId: task.id,
-    attemptId: task.attemptId!,
-    owner: deps.owner,
-    durationMs,
-    class: verdict.class,
-    requestSha256: ended.requestSha256,
-  });
+  // Object.assign, not a spread followed by more fields: seven of those cost ~9 µs a task on Node 20 (decide.ts).
+  const kept = await deps.finish(
+    Object.assign({}, decision, { taskId: task.id, attemptId: task.attemptId!, owner: deps.owner, durationMs, class: verdict.class, requestSha256: ended.requestSha256 }),
+  );
   deps.metrics.forwardAttempts.inc({ source: task.source, action: task.action, class: verdict.class });
   deps.metrics.forwardSeconds.observe({ source: task.source, action: task.action, kind: task.mode }, durationMs / 1000);
   if (kept) deps.metrics.taskTransitions.inc({ source: task.source, action: task.action, state: decision.state });

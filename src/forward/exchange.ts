@@ -4,7 +4,9 @@ import type { Answer } from './reference.ts';
 /** One HTTP request to a downstream. */
 export interface Outgoing {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH';
-  url: URL;
+  /** The URL's origin, and its path with its query. */
+  origin: string;
+  path: string;
   headers: Record<string, string>;
   body: Uint8Array | null;
   /** The whole exchange: connecting, writing, and the answer's status line. */
@@ -74,8 +76,8 @@ export function exchange(dispatcher: Dispatcher, out: Outgoing, release?: AbortS
 
     dispatcher.dispatch(
       {
-        origin: out.url.origin,
-        path: `${out.url.pathname}${out.url.search}`,
+        origin: out.origin,
+        path: out.path,
         method: out.method,
         headers: out.headers,
         body: out.body === null ? null : Buffer.from(out.body.buffer, out.body.byteOffset, out.body.byteLength),

@@ -14,24 +14,51 @@ const USER_AGENT = 'oncehook';
  */
 export function sendRequest(task: ClaimedTask, route: Route, frozenUrl: string | null = null): Outgoing {
   const { config } = route;
-  const headers: Record<string, string> = {
-    'user-agent': USER_AGENT,
-    ...(task.contentType === null ? {} : { 'content-type': task.contentType }),
-    ...config.headers,
-    [config.idempotencyHeader.toLowerCase()]: task.id,
-    'oncehook-task-id': task.id,
-    'oncehook-attempt': String(task.attempts),
-    'oncehook-event-id': headerText(task.eventId),
-    'oncehook-source': task.source,
-    ...(task.topic === null ? {} : { 'oncehook-topic': headerText(task.topic) }),
-  };
-  return {
-    method: config.method,
-    url: new URL(withKey(frozenUrl ?? config.url, task.id)),
-    headers: { ...lowerCased(headers), ...signature(route, task.id, Buffer.from(task.body)) },
-    body: task.body,
-    timeoutMs: config.timeoutMs,
-  };
+  // Named in lower case as they are set, later ones replacing earlier ones in place, so that an action's
+  // `Content-Type` replaces the task's `content-type` instead of going out beside it.
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT };
+  if (task.contentType !== null) headers['content-type'] = task.contentType;
+  for (const [name, value] of lowerCased(config.headers ?? NO_HEADERS)) headers[name] = value;
+  headers[config.idempotencyHeader.toLowerCase()] = task.id;
+  headers['oncehook-task-id'] = task.id;
+  headers['oncehook-attempt'] = String(task.attempts);
+  headers['oncehook-event-id'] = headerText(task.eventId);
+  headers['oncehook-source'] = task.source;
+  if (task.topic !== null) headers['oncehook-topic'] = headerText(task.topic);
+  sign(headers, route, task.id, task.body);
+  return { method: config.method, ...target(config, config.url, frozenUrl, task.id), headers, body: task.body, timeoutMs: config.timeoutMs };
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = {};
+
+/** An action's headers named in lower case: read once per config, not once per attempt. */
+const lowerCasedHeaders = new WeakMap<Readonly<Record<string, string>>, readonly (readonly [string, string])[]>();
+
+function lowerCased(configured: Readonly<Record<string, string>>): readonly (readonly [string, string])[] {
+  let lower = lowerCasedHeaders.get(configured);
+  if (lower === undefined) {
+    lower = Object.entries(configured).map(([name, value]) => [name.toLowerCase(), value] as const);
+    lowerCasedHeaders.set(configured, lower);
+  }
+  return lower;
+}
+
+type Target = Pick<Outgoing, 'origin' | 'path'>;
+
+/** The config's URLs without `{key}`, the same for every task, parsed once: by the action, or the lookup, they are of. */
+const configTargets = new WeakMap<object, Target>();
+
+/** Where a request goes: the frozen URL, else the config's, `{key}` filled. */
+function target(owner: object, configured: string, frozenUrl: string | null, taskId: string): Target {
+  if (frozenUrl === null) {
+    const known = configTargets.get(owner);
+    if (known !== undefined) return known;
+  }
+  const url = withKey(frozenUrl ?? configured, taskId);
+  const parsed = new URL(url);
+  const found = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  if (frozenUrl === null && url === configured) configTargets.set(owner, found);
+  return found;
 }
 
 /** Visible ASCII, with inner spaces: what any HTTP stack carries unchanged. */
@@ -48,39 +75,21 @@ export function headerText(value: string): string {
 
 /** The lookup asking whether the task's effect exists: `{key}` is the task ID, URL-encoded. */
 export function lookupRequest(task: ClaimedTask, route: Route, lookup: Lookup, frozenUrl: string | null = null): Outgoing {
-  const headers = {
-    'user-agent': USER_AGENT,
-    accept: 'application/json',
-    ...lookup.headers,
-    'oncehook-task-id': task.id,
-    'oncehook-source': task.source,
-  };
-  return {
-    method: 'GET',
-    url: new URL(withKey(frozenUrl ?? lookup.template, task.id)),
-    headers: { ...lowerCased(headers), ...signature(route, task.id, Buffer.alloc(0)) },
-    body: null,
-    timeoutMs: route.config.timeoutMs,
-  };
+  const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'application/json' };
+  for (const [name, value] of lowerCased(lookup.headers)) headers[name] = value;
+  headers['oncehook-task-id'] = task.id;
+  headers['oncehook-source'] = task.source;
+  sign(headers, route, task.id, EMPTY);
+  return { method: 'GET', ...target(lookup, lookup.template, frozenUrl, task.id), headers, body: null, timeoutMs: route.config.timeoutMs };
 }
 
-/**
- * One entry per header whatever the case it was configured in: `Content-Type` from an action's headers
- * replaces the task's `content-type` instead of going out beside it.
- */
-function lowerCased(headers: Record<string, string>): Record<string, string> {
-  const lower: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) lower[name.toLowerCase()] = value;
-  return lower;
-}
+const EMPTY = new Uint8Array(0);
 
 /** Standard Webhooks headers, so the downstream can verify that oncehook sent this, with its own library. */
-function signature(route: Route, taskId: string, payload: Buffer): Record<string, string> {
-  if (route.signer === null) return {};
+function sign(headers: Record<string, string>, route: Route, taskId: string, payload: Uint8Array): void {
+  if (route.signer === null) return;
   const now = new Date();
-  return {
-    'webhook-id': taskId,
-    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': route.signer.sign(taskId, now, payload),
-  };
+  headers['webhook-id'] = taskId;
+  headers['webhook-timestamp'] = String(Math.floor(now.getTime() / 1000));
+  headers['webhook-signature'] = route.signer.sign(taskId, now, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
 }
