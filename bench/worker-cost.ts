@@ -5,7 +5,8 @@
  *
  *   npx tsx bench/worker-cost.ts                      # 20,000 tasks, three drains, PostgreSQL at 127.0.0.1:5432
  *   npx tsx bench/worker-cost.ts --tasks 5000 --rounds 1
- *   npm run build && npx tsx bench/worker-cost.ts --from dist/src   # the build's forwarder: old and new side by side
+ *   npm run build && npx tsx bench/worker-cost.ts --from dist/src   # the build's forwarder
+ *   npx tsx bench/worker-cost.ts --from dist/src --against ../old/dist/src --rounds 6   # two builds, drain by drain
  *   npx tsx bench/worker-cost.ts --profile /tmp/drain.cpuprofile   # a CPU profile of the drains alone
  *
  * Each drain fills a scratch database (`oncehook_worker_cost`, dropped at the end) with `--tasks` tasks through the
@@ -34,6 +35,7 @@ const { values } = parseArgs({
     parts: { type: 'boolean', default: true },
     profile: { type: 'string' },
     from: { type: 'string' },
+    against: { type: 'string' },
   },
   allowNegative: true,
 });
@@ -62,9 +64,9 @@ async function fill(db: Awaited<ReturnType<typeof openScratch>>['store']['db'], 
 }
 
 /** The forwarder and what it runs: this checkout's sources, or a build's (`--from dist/src`). */
-async function modules() {
-  const from = values.from === undefined ? new URL('../src/', import.meta.url) : pathToFileURL(`${values.from.replace(/\/$/, '')}/`);
-  const ext = values.from === undefined ? 'ts' : 'js';
+async function modules(dir: string | undefined) {
+  const from = dir === undefined ? new URL('../src/', import.meta.url) : pathToFileURL(`${dir.replace(/\/$/, '')}/`);
+  const ext = dir === undefined ? 'ts' : 'js';
   const load = (path: string) => import(new URL(`${path}.${ext}`, from).href);
   const [forwarder, log, metrics, schema, routes, pools, exchange, request, classify, decide, ids] = (await Promise.all(
     ['forward/forwarder', 'log', 'metrics', 'config/schema', 'forward/routes', 'forward/pools', 'forward/exchange', 'forward/request', 'forward/classify', 'forward/decide', 'ids'].map(load),
@@ -97,62 +99,83 @@ async function modules() {
 }
 export type WorkerModules = Awaited<ReturnType<typeof modules>>;
 
+/** One drain: its CPU a task, in µs. */
+async function drain(m: WorkerModules, config: ReturnType<WorkerModules['configSchema']['parse']>, label: string, cleanup: Cleanup, profiler: Session | null): Promise<number> {
+  const scratch = await openScratch('oncehook_worker_cost', { pgUrl: values['pg-url'] });
+  const dropped = cleanup.add('scratch database', () => scratch.close());
+  const { store } = scratch;
+  await fill(store.db, tasks, 'w');
+  await store.db.execute(sql`vacuum analyze tasks`);
+  const logger = m.createLogger('info', pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+  const forwarder = new m.Forwarder({ config, store, logger, metrics: m.createMetrics() }, { concurrency });
+  await profiler?.post('Profiler.start');
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  await forwarder.start();
+  forwarder.wake();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [row] = await rowsOf<{ n: number }>(store.db, sql`select count(*)::int as n from tasks where state = 'succeeded'`);
+    if ((row?.n ?? 0) >= tasks) break;
+  }
+  const used = process.cpuUsage(cpu);
+  const wallMs = performance.now() - wall;
+  if (profiler) profiles.push((await profiler.post('Profiler.stop')).profile);
+  await forwarder.stop();
+  dropped();
+  await scratch.close();
+  const us = (used.user + used.system) / tasks;
+  console.log(
+    `${label}: ${tasks} tasks in ${(wallMs / 1000).toFixed(2)} s (${Math.round((tasks * 1000) / wallMs)}/s), ` +
+      `worker CPU ${us.toFixed(1)} µs a task (user ${(used.user / tasks).toFixed(1)}, system ${(used.system / tasks).toFixed(1)})`,
+  );
+  return us;
+}
+
+const profiles: object[] = [];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
+
 async function main(): Promise<void> {
-  const m = await modules();
-  const { Forwarder, createLogger, createMetrics, configSchema } = m;
+  const m = await modules(values.from);
+  // A second build, drained in turn with the first in this one process: the machine's load, and the JIT's work on the
+  // modules both share, fall on both alike.
+  const other = values.against === undefined ? null : await modules(values.against);
   const cleanup = new Cleanup();
   cleanup.onSignals();
   try {
     const downstream = await startDownstream(cleanup);
-    const config = configSchema.parse({
+    const config = m.configSchema.parse({
       sources: { shop: { adapter: 'shopify', secrets: ['bench'], actions: { crm: { url: `${downstream.origin}/crm`, idempotency: 'key' } } } },
     });
-    const perTask: number[] = [];
     const profiler = values.profile === undefined ? null : new Session();
-    const profiles: object[] = [];
     if (profiler) {
       profiler.connect();
       await profiler.post('Profiler.enable');
     }
+    const perTask: number[] = [];
+    const againstPerTask: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      const scratch = await openScratch('oncehook_worker_cost', { pgUrl: values['pg-url'] });
-      const dropped = cleanup.add('scratch database', () => scratch.close());
-      const { store } = scratch;
-      await fill(store.db, tasks, `w${round}`);
-      await store.db.execute(sql`vacuum analyze tasks`);
-      const logger = createLogger('info', pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
-      const forwarder = new Forwarder({ config, store, logger, metrics: createMetrics() }, { concurrency });
-      await profiler?.post('Profiler.start');
-      const wall = performance.now();
-      const cpu = process.cpuUsage();
-      await forwarder.start();
-      forwarder.wake();
-      for (;;) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        const [row] = await rowsOf<{ n: number }>(store.db, sql`select count(*)::int as n from tasks where state = 'succeeded'`);
-        if ((row?.n ?? 0) >= tasks) break;
+      // Which build goes first alternates too.
+      const turns: ('from' | 'against')[] = other === null ? ['from'] : round % 2 === 0 ? ['from', 'against'] : ['against', 'from'];
+      for (const turn of turns) {
+        if (turn === 'from') perTask.push(await drain(m, config, `drain ${round + 1}`, cleanup, profiler));
+        else againstPerTask.push(await drain(other!, config, `drain ${round + 1}, --against`, cleanup, null));
       }
-      const used = process.cpuUsage(cpu);
-      const wallMs = performance.now() - wall;
-      if (profiler) profiles.push((await profiler.post('Profiler.stop')).profile);
-      await forwarder.stop();
-      dropped();
-      await scratch.close();
-      const us = (used.user + used.system) / tasks;
-      perTask.push(us);
-      console.log(
-        `drain ${round + 1}: ${tasks} tasks in ${(wallMs / 1000).toFixed(2)} s (${Math.round((tasks * 1000) / wallMs)}/s), ` +
-          `worker CPU ${us.toFixed(1)} µs a task (user ${(used.user / tasks).toFixed(1)}, system ${(used.system / tasks).toFixed(1)})`,
-      );
     }
     // The last drain's: the first ran before the code was warm.
     if (values.profile !== undefined) writeFileSync(values.profile, JSON.stringify(profiles.at(-1)));
     if (values.parts) {
-      console.log('each part alone, µs of CPU a task (the median of five loops):');
-      for (const [part, us] of await partCosts(m, config, body)) console.log(`  ${part.padEnd(48)} ${us.toFixed(1)}`);
+      console.log(`each part alone, µs of CPU a task (the median of five loops)${other ? ', and --against' : ''}:`);
+      const parts = await partCosts(m, config, body);
+      const againstParts = other ? await partCosts(other, config, body) : null;
+      parts.forEach(([part, us], i) => console.log(`  ${part.padEnd(48)} ${us.toFixed(1).padStart(6)}${againstParts ? againstParts[i]![1].toFixed(1).padStart(8) : ''}`));
     }
-    const sorted = [...perTask].sort((a, b) => a - b);
-    console.log(`worker CPU a task: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} µs, range ${sorted[0]!.toFixed(1)}–${sorted.at(-1)!.toFixed(1)}`);
+    console.log(`worker CPU a task: median ${median(perTask).toFixed(1)} µs, range ${range(perTask)}`);
+    if (other) {
+      const ratios = perTask.map((us, i) => us / againstPerTask[i]!);
+      console.log(`against ${values.against}: median ${median(againstPerTask).toFixed(1)} µs, range ${range(againstPerTask)}; drain by drain ${median(ratios).toFixed(2)}× it (${range(ratios)})`);
+    }
   } finally {
     await cleanup.run();
   }
