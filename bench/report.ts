@@ -88,6 +88,12 @@ const wholeJobLines = (w: WholeJobRun) => {
 const drainCpuLine = ({ cpu }: DrainResult) =>
   `CPU: worker ${pct(cpu.processes.worker)} of a core, downstream ${pct(cpu.processes.downstream)}, postgres ${pct(cpu.postgres)}, machine ${pct(cpu.machine)} of ${cpu.cores} cores`;
 
+/** The worker's CPU a task over the drain, and what each part costs alone: the rest is the claim, the finish and the garbage. */
+const partsLine = ({ cpu, elapsedMs, completed }: DrainResult, parts: [string, number][]) =>
+  `worker CPU a task: ${completed > 0 && cpu.processes.worker !== undefined ? int((cpu.processes.worker * elapsedMs * 1000) / completed) : '–'} µs; alone: ${parts
+    .map(([part, us]) => `${part} ${us.toFixed(1)}`)
+    .join(', ')} µs`;
+
 const idle = (l: IdleLatency | null) =>
   l ? `idle first-forward p50 ${ms(l.p50)} ms, max ${ms(l.max)} ms (${l.samplesMs.length} probes)` : 'idle first-forward: not measured (the backlog never finished)';
 
@@ -179,6 +185,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       rows.push(['(d) oncehook forwarding', `${int(f.work.perSecond)} forwarded/s`, [
         `${int(f.work.completed)} of ${int(f.work.backlog)} tasks succeeded in ${(f.work.elapsedMs / 1000).toFixed(1)} s${f.work.drained ? '' : ' (not drained)'}`,
         drainCpuLine(f.work),
+        ...(f.parts ? [partsLine(f.work, f.parts)] : []),
         `${idle(f.idleFirstForward)}; worker peak RSS ${mib(f.peakRssBytes)}`,
         `tuning: serve --role worker --concurrency ${o.workerConcurrency}`,
       ]]);

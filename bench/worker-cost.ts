@@ -18,12 +18,11 @@ import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { sql } from 'drizzle-orm';
-import { pathToFileURL } from 'node:url';
 import { rowsOf } from '../src/store/rows.ts';
 import { Cleanup } from './cleanup.ts';
 import { openScratch } from './scratch.ts';
 import { startDownstream } from './servers/start.ts';
-import { partCosts } from './worker-parts.ts';
+import { partCosts, partsConfig, workerModules, type WorkerModules } from './worker-parts.ts';
 
 const { values } = parseArgs({
   options: {
@@ -63,41 +62,6 @@ async function fill(db: Awaited<ReturnType<typeof openScratch>>['store']['db'], 
   }
 }
 
-/** The forwarder and what it runs: this checkout's sources, or a build's (`--from dist/src`). */
-async function modules(dir: string | undefined) {
-  const from = dir === undefined ? new URL('../src/', import.meta.url) : pathToFileURL(`${dir.replace(/\/$/, '')}/`);
-  const ext = dir === undefined ? 'ts' : 'js';
-  const load = (path: string) => import(new URL(`${path}.${ext}`, from).href);
-  const [forwarder, log, metrics, schema, routes, pools, exchange, request, classify, decide, ids] = (await Promise.all(
-    ['forward/forwarder', 'log', 'metrics', 'config/schema', 'forward/routes', 'forward/pools', 'forward/exchange', 'forward/request', 'forward/classify', 'forward/decide', 'ids'].map(load),
-  )) as [
-    typeof import('../src/forward/forwarder.ts'),
-    typeof import('../src/log.ts'),
-    typeof import('../src/metrics.ts'),
-    typeof import('../src/config/schema.ts'),
-    typeof import('../src/forward/routes.ts'),
-    typeof import('../src/forward/pools.ts'),
-    typeof import('../src/forward/exchange.ts'),
-    typeof import('../src/forward/request.ts'),
-    typeof import('../src/forward/classify.ts'),
-    typeof import('../src/forward/decide.ts'),
-    typeof import('../src/ids.ts'),
-  ];
-  return {
-    Forwarder: forwarder.Forwarder,
-    createLogger: log.createLogger,
-    createMetrics: metrics.createMetrics,
-    configSchema: schema.configSchema,
-    Routes: routes.Routes,
-    Pools: pools.Pools,
-    exchange: exchange.exchange,
-    sendRequest: request.sendRequest,
-    classifySend: classify.classifySend,
-    decide: decide.decide,
-    sha256Hex: ids.sha256Hex,
-  };
-}
-export type WorkerModules = Awaited<ReturnType<typeof modules>>;
 
 /** One drain: its CPU a task, in µs. */
 async function drain(m: WorkerModules, config: ReturnType<WorkerModules['configSchema']['parse']>, label: string, cleanup: Cleanup, profiler: Session | null): Promise<number> {
@@ -137,17 +101,15 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
 
 async function main(): Promise<void> {
-  const m = await modules(values.from);
+  const m = await workerModules(values.from);
   // A second build, drained in turn with the first in this one process: the machine's load, and the JIT's work on the
   // modules both share, fall on both alike.
-  const other = values.against === undefined ? null : await modules(values.against);
+  const other = values.against === undefined ? null : await workerModules(values.against);
   const cleanup = new Cleanup();
   cleanup.onSignals();
   try {
     const downstream = await startDownstream(cleanup);
-    const config = m.configSchema.parse({
-      sources: { shop: { adapter: 'shopify', secrets: ['bench'], actions: { crm: { url: `${downstream.origin}/crm`, idempotency: 'key' } } } },
-    });
+    const config = partsConfig(m, downstream.origin);
     const profiler = values.profile === undefined ? null : new Session();
     if (profiler) {
       profiler.connect();
@@ -167,8 +129,8 @@ async function main(): Promise<void> {
     if (values.profile !== undefined) writeFileSync(values.profile, JSON.stringify(profiles.at(-1)));
     if (values.parts) {
       console.log(`each part alone, µs of CPU a task (the median of five loops)${other ? ', and --against' : ''}:`);
-      const parts = await partCosts(m, config, body);
-      const againstParts = other ? await partCosts(other, config, body) : null;
+      const parts = await partCosts(m, downstream.origin, body);
+      const againstParts = other ? await partCosts(other, downstream.origin, body) : null;
       parts.forEach(([part, us], i) => console.log(`  ${part.padEnd(48)} ${us.toFixed(1).padStart(6)}${againstParts ? againstParts[i]![1].toFixed(1).padStart(8) : ''}`));
     }
     console.log(`worker CPU a task: median ${median(perTask).toFixed(1)} µs, range ${range(perTask)}`);

@@ -3,8 +3,48 @@
  * functions the forwarder runs, each in a loop over the same task. What the drain costs beyond their sum is the
  * claim and the finish (postgres.js, the group commit), the loop, the timers and what garbage they all leave.
  */
+import { pathToFileURL } from 'node:url';
 import type { ClaimedTask } from '../src/store/atomic/claim.ts';
-import type { WorkerModules } from './worker-cost.ts';
+
+/** The forwarder and what it runs: this checkout's sources, or a build's (`--from dist/src`). */
+export async function workerModules(dir?: string) {
+  const from = dir === undefined ? new URL('../src/', import.meta.url) : pathToFileURL(`${dir.replace(/\/$/, '')}/`);
+  const ext = dir === undefined ? 'ts' : 'js';
+  const load = (path: string) => import(new URL(`${path}.${ext}`, from).href);
+  const [forwarder, log, metrics, schema, routes, pools, exchange, request, classify, decide, ids] = (await Promise.all(
+    ['forward/forwarder', 'log', 'metrics', 'config/schema', 'forward/routes', 'forward/pools', 'forward/exchange', 'forward/request', 'forward/classify', 'forward/decide', 'ids'].map(load),
+  )) as [
+    typeof import('../src/forward/forwarder.ts'),
+    typeof import('../src/log.ts'),
+    typeof import('../src/metrics.ts'),
+    typeof import('../src/config/schema.ts'),
+    typeof import('../src/forward/routes.ts'),
+    typeof import('../src/forward/pools.ts'),
+    typeof import('../src/forward/exchange.ts'),
+    typeof import('../src/forward/request.ts'),
+    typeof import('../src/forward/classify.ts'),
+    typeof import('../src/forward/decide.ts'),
+    typeof import('../src/ids.ts'),
+  ];
+  return {
+    Forwarder: forwarder.Forwarder,
+    createLogger: log.createLogger,
+    createMetrics: metrics.createMetrics,
+    configSchema: schema.configSchema,
+    Routes: routes.Routes,
+    Pools: pools.Pools,
+    exchange: exchange.exchange,
+    sendRequest: request.sendRequest,
+    classifySend: classify.classifySend,
+    decide: decide.decide,
+    sha256Hex: ids.sha256Hex,
+  };
+}
+export type WorkerModules = Awaited<ReturnType<typeof workerModules>>;
+
+/** The bench's action: one keyed action on the downstream. */
+export const partsConfig = (m: WorkerModules, origin: string) =>
+  m.configSchema.parse({ sources: { shop: { adapter: 'shopify', secrets: ['bench'], actions: { crm: { url: `${origin}/crm`, idempotency: 'key' } } } } });
 
 const LOOPS = 5;
 
@@ -24,8 +64,9 @@ async function cost(n: number, part: (i: number) => unknown): Promise<number> {
   return perCall.sort((a, b) => a - b)[Math.floor(perCall.length / 2)]!;
 }
 
-export async function partCosts(m: WorkerModules, config: ReturnType<WorkerModules['configSchema']['parse']>, body: string): Promise<[string, number][]> {
-  const routes = new m.Routes(config, 30_000);
+/** Each part's µs of CPU a task, against the downstream at `origin`, for a task of `body`. */
+export async function partCosts(m: WorkerModules, origin: string, body: string): Promise<[string, number][]> {
+  const routes = new m.Routes(partsConfig(m, origin), 30_000);
   const route = routes.get('shop', 'crm');
   const task = (i: number): ClaimedTask => ({
     id: `t_worker_parts_${i}`,

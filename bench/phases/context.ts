@@ -162,7 +162,15 @@ export interface ForwardCeilingResult {
 
 export type ForwardResult =
   | { measured: false; reason: string }
-  | { measured: true; fill: LoadResult; work: DrainResult; idleFirstForward: IdleLatency | null; peakRssBytes: number | null };
+  | {
+      measured: true;
+      fill: LoadResult;
+      work: DrainResult;
+      idleFirstForward: IdleLatency | null;
+      peakRssBytes: number | null;
+      /** Each part of a task's path through the worker alone, µs of CPU a task (worker-parts.ts); absent in older results. */
+      parts?: [string, number][];
+    };
 
 export interface SoakResult extends RssDrift {
   load: LoadResult;

@@ -3,6 +3,7 @@
  * gateway), then a `worker` gateway drains it to the downstream; then, idle, one delivery at a time
  * through a default (`all`) gateway until the downstream has it.
  */
+import { fileURLToPath } from 'node:url';
 import { signedDelivery } from '../deliveries.ts';
 import { runLoad } from '../load/run.ts';
 import { counter } from '../postgres.ts';
@@ -12,6 +13,10 @@ import { progressLine, type Context, type ForwardResult } from './context.ts';
 import { measureDrain, measureIdleLatency, settle } from './drain.ts';
 import { closedLoop } from './load-spec.ts';
 import { withSession } from './session.ts';
+import { partCosts, workerModules } from '../worker-parts.ts';
+
+/** The build the worker ran: its parts are timed from the same code. */
+const BUILT = fileURLToPath(new URL('../../dist/src', import.meta.url));
 
 export async function runForward(ctx: Context): Promise<ForwardResult> {
   return withSession(ctx, 'forward', async (session) => {
@@ -40,7 +45,9 @@ export async function runForward(ctx: Context): Promise<ForwardResult> {
     const idle = work.drained || (await settle(backlog, completed));
     await tasks.close();
     await worker.stop();
-    if (!idle) return { measured: true, fill, work, idleFirstForward: null, peakRssBytes };
+    ctx.say("each part of the worker's path alone…");
+    const parts = await partCosts(await workerModules(ctx.options.sources ? undefined : BUILT), session.downstream.origin, signedDelivery({ eventId: 'parts', bytes: ctx.options.bodyBytes }).body.toString());
+    if (!idle) return { measured: true, fill, work, idleFirstForward: null, peakRssBytes, parts };
 
     ctx.say('idle first-forward latency…');
     const gateway = await session.start('all', 'oncehook forward (all)');
@@ -53,6 +60,6 @@ export async function runForward(ctx: Context): Promise<ForwardResult> {
       if (!response.ok) throw new Error(`the probe delivery was answered ${response.status}: ${await response.text()}`);
       return sentAt;
     });
-    return { measured: true, fill, work, idleFirstForward, peakRssBytes };
+    return { measured: true, fill, work, idleFirstForward, peakRssBytes, parts };
   });
 }

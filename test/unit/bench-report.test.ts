@@ -103,7 +103,14 @@ describe('bench report', () => {
         ],
         best: { ...ceiling, inFlight: 32 },
       },
-      forward: { measured: true, fill: load(40), work: drain(2400), idleFirstForward: null, peakRssBytes: null },
+      forward: {
+        measured: true,
+        fill: load(40),
+        work: drain(2400),
+        idleFirstForward: null,
+        peakRssBytes: null,
+        parts: [['the request: headers, URL, body', 1.25], ['the log line', 5]],
+      },
     };
     const byName = new Map(ratios(results).map((r) => [r.name, r]));
     expect(byName.get('(e) forwarding ceiling ÷ (c) pg-boss')?.value).toBeCloseTo(3);
@@ -114,5 +121,7 @@ describe('bench report', () => {
     expect(report).toContain('32 in flight on as many connections: 9,000/s, p50 4.00 ms  p99 8.00 ms, errors 0; CPU: sender 97 % of a core, downstream 88 %, machine 94 %');
     expect(report).toContain('256 in flight on as many connections: 8,000/s');
     expect(report).toMatch(/^\(e\) forwarding ceiling ÷ \(c\) pg-boss +3\.00×$/m);
+    // 80 % of a core over 5 s for 16,000 tasks.
+    expect(report).toContain('worker CPU a task: 250 µs; alone: the request: headers, URL, body 1.3, the log line 5.0 µs');
   });
 });
