@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 
-# Build: the full dependency tree (TypeScript is a devDependency) compiles src/ and adapters/ into dist/, and
+# Build: the full dependency tree (TypeScript and Vite are devDependencies) bundles src/ and adapters/ into dist/, and
 # `npm pack` makes the package a user would install.
 FROM node:22-slim AS build
 WORKDIR /app
@@ -8,7 +8,7 @@ COPY package.json package-lock.json ./
 COPY scripts ./scripts
 COPY bin ./bin
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json oncehook.config.json oncehook.schema.json README.md ./
+COPY tsconfig.json tsconfig.build.json bundle.config.ts oncehook.config.json oncehook.schema.json README.md ./
 COPY adapters ./adapters
 COPY src ./src
 RUN npm pack && mv oncehook-*.tgz /tmp/oncehook.tgz

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /** What `npm run build` reads: a change to any of these makes the build out of date. */
-const INPUTS = ['src', 'adapters', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/patch-postgres.mjs'];
+const INPUTS = ['src', 'adapters', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'bundle.config.ts', 'scripts/patch-postgres.mjs'];
 export const STAMP = 'dist/build-stamp.json';
 
 function* files(path) {

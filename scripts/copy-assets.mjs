@@ -1,6 +1,7 @@
-// Part of `npm run build`. tsc emits only JavaScript, but dist/src/store reads files beside it: drizzle-kit's
-// SQL and the database functions (migrate.js, functions.js), the cluster image a new embedded data directory starts
-// from (cluster-image.js), and the postgres.js repairs that a start on PostgreSQL checks (driver-repairs.js). Then the
+// Part of `npm run build`, after the bundle. The bundle holds only JavaScript, but its modules read files where they
+// would be beside them unbundled, under dist/src/store (bundle.config.ts): drizzle-kit's SQL and the database
+// functions (migrate.js, functions.js), the cluster image a new embedded data directory starts from
+// (cluster-image.js), and the postgres.js repairs that a start on PostgreSQL checks (driver-repairs.js). Then the
 // stamp that tells the launcher this build matches the sources. Plain Node rather than `cp -r`: it works on Windows
 // and needs no dev dependency. Each destination is replaced, not merged, so a file deleted from src cannot linger in
 // dist.

@@ -45,10 +45,13 @@ describe('the package, installed with npm install -g --omit=dev', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('holds the compiled build, the migrations, the cluster image and the repaired driver; no TypeScript', async () => {
+  it('holds the bundled build, the migrations, the cluster image and the repaired driver; no TypeScript', async () => {
     const app = installed(prefix);
     expect(existsSync(join(app, 'dist/src/cli/main.js'))).toBe(true);
-    expect(existsSync(join(app, 'dist/adapters/index.js'))).toBe(true);
+    // The transform child, spawned by path, and a bundle of few files: not a module per source file.
+    expect(existsSync(join(app, 'dist/src/shape/transform-child.js'))).toBe(true);
+    const modules = readdirSync(join(app, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
+    expect(modules.length).toBeLessThan(50);
     expect(existsSync(join(app, 'dist/src/store/migrations/meta/_journal.json'))).toBe(true);
     expect(existsSync(join(app, 'dist/src/store/cluster-image/pglite-cluster.tar.br'))).toBe(true);
     for (const absent of ['src', 'test', 'node_modules/tsx', 'node_modules/typescript', 'node_modules/vitest']) {

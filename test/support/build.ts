@@ -9,6 +9,7 @@ const BUILD_INPUTS = [
   'package-lock.json',
   'tsconfig.json',
   'tsconfig.build.json',
+  'bundle.config.ts',
   'src',
   'adapters',
   'scripts',
