@@ -1,7 +1,7 @@
 /**
  * The gateway's memory as the kernel counts it, and how soon it is ready: `oncehook serve` on a new embedded data
- * directory, then again on the same directory. Each start: the time from spawning the process to its "listening"
- * line (the database open and migrated), the CPU time it took, its peak (VmHWM) then; then five deliveries forwarded to a local
+ * directory, then again on the same directory. Each start: the time from spawning the process to its first /readyz
+ * 200 (the database open and migrated), the CPU time it took, its peak (VmHWM) then; then five deliveries forwarded to a local
  * downstream, one action shaped by a transform, and its resident memory (VmRSS) and peak after idling.
  *
  *   npm run build && npx tsx scripts/embedded-memory.ts      # the compiled build, as deployed
@@ -59,6 +59,8 @@ async function serve(config: string, dataDir: string) {
     env: { ...process.env, ONCEHOOK_DATA_DIR: dataDir, LOG_LEVEL: 'info', ...(sources ? { ONCEHOOK_FROM_SOURCES: '1' } : {}) },
   });
   const { url, pid } = gateway;
+  // Listening comes a moment before the first /readyz 200, which is what a load balancer or a user waits for.
+  while ((await fetch(`${url}/readyz`)).status !== 200) await new Promise((resolve) => setTimeout(resolve, 5));
   const readyMs = performance.now() - started;
   const readyCpuS = cpuSecondsOf(pid);
   const ready = memoryOf(pid);
