@@ -1,56 +1,43 @@
 /**
- * Makes the cluster image a new embedded data directory starts from (src/store/cluster-image.ts), with the
- * PGlite installed now. Run it after upgrading PGlite, and commit both files it writes:
+ * Makes the cluster images a new embedded data directory and a test's in-memory database start from
+ * (src/store/cluster-image.ts). Run it after upgrading PGlite, adding a migration or raising a function's revision,
+ * and commit the files it writes:
  *
  *   npm run cluster-image
  *
- * The cluster is PGlite's initdb output, started once and shut down cleanly, so that no start from it replays
- * the log. The archive holds no times and no owners: one cluster makes one archive. Brotli at its best takes
- * ~30 s here and makes ~1.2 MB of the ~40 MB (a 16 MB log segment, three template databases).
+ * The initdb image is made again only when the installed PGlite is not the one that made it: PGlite's initdb output,
+ * started once and shut down cleanly, so that no start from it replays the log. The migrated image is always made
+ * anew, from the initdb image, migrated and shut down cleanly again. Each takes ~30 s to compress.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brotliCompressSync, constants } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
-import { installedPglite, SHIPPED_IMAGE, type ImageManifest } from '../src/store/cluster-image.ts';
-import { writeTar, type TarEntry } from '../src/store/tar.ts';
-
-/** The directory's entries under `prefix`, sorted, each directory before what it holds. */
-function entriesOf(root: string, prefix = ''): TarEntry[] {
-  const entries: TarEntry[] = [];
-  for (const entry of readdirSync(join(root, prefix), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-    const name = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) entries.push({ name, data: null }, ...entriesOf(root, name));
-    else if (entry.isFile()) entries.push({ name, data: readFileSync(join(root, name)) });
-    else throw new Error(`${name}: neither a file nor a directory`);
-  }
-  return entries;
-}
+import { INITDB_IMAGE, installedPglite, MIGRATED_IMAGE, readManifest, type ClusterImage, type ImageManifest } from '../src/store/cluster-image.ts';
+import { extractImage, migrateCluster, writeImage } from './cluster-images.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'oncehook-cluster-image-'));
+const write = (from: string, image: ClusterImage, manifest: ImageManifest) => {
+  const { bytes, unpacked } = writeImage(from, image, manifest);
+  console.log(`${image.archive}: ${(bytes / 1e6).toFixed(2)} MB (${(unpacked / 1e6).toFixed(1)} MB unpacked); ${JSON.stringify(manifest)}`);
+};
 try {
-  const cluster = join(dir, 'cluster');
-  const pg = await PGlite.create({ dataDir: cluster });
-  const [control] = (await pg.query<{ catalog_version_no: number }>('select catalog_version_no from pg_control_system()')).rows;
-  await pg.close();
-  const tar = writeTar(entriesOf(cluster));
-  const archive = brotliCompressSync(tar, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: constants.BROTLI_MAX_QUALITY,
-      [constants.BROTLI_PARAM_LGWIN]: constants.BROTLI_MAX_WINDOW_BITS,
-      [constants.BROTLI_PARAM_SIZE_HINT]: tar.length,
-    },
-  });
-  const manifest: ImageManifest = {
-    pglite: installedPglite(),
-    postgres: readFileSync(join(cluster, 'PG_VERSION'), 'utf8').trim(),
-    catalogVersion: control!.catalog_version_no,
-  };
-  writeFileSync(SHIPPED_IMAGE.archive, archive);
-  writeFileSync(SHIPPED_IMAGE.manifest, `${JSON.stringify(manifest, null, 2)}\n`);
-  console.log(`${SHIPPED_IMAGE.archive}: ${(archive.length / 1e6).toFixed(2)} MB (${(tar.length / 1e6).toFixed(1)} MB unpacked)`);
-  console.log(`${SHIPPED_IMAGE.manifest}: ${JSON.stringify(manifest)}`);
+  if (readManifest(INITDB_IMAGE).pglite !== installedPglite()) {
+    const cluster = join(dir, 'initdb');
+    const pg = await PGlite.create({ dataDir: cluster });
+    const [control] = (await pg.query<{ catalog_version_no: number }>('select catalog_version_no from pg_control_system()')).rows;
+    await pg.close();
+    write(cluster, INITDB_IMAGE, {
+      pglite: installedPglite(),
+      postgres: readFileSync(join(cluster, 'PG_VERSION'), 'utf8').trim(),
+      catalogVersion: control!.catalog_version_no,
+    });
+  }
+  const migrated = join(dir, 'migrated');
+  await extractImage(INITDB_IMAGE, migrated);
+  const { total } = await migrateCluster(migrated);
+  write(migrated, MIGRATED_IMAGE, readManifest(INITDB_IMAGE));
+  console.log(`the migrated image holds ${total} migrations`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import { seedDataDir, SHIPPED_IMAGE, type ClusterImage, type Seeded } from './cluster-image.ts';
+import { MIGRATED_IMAGE, seedDataDir, type ClusterImage, type Seeded } from './cluster-image.ts';
 import { compiledPglite } from './pglite-artifacts.ts';
 import { compileWasmLightly, MEMORY_START_PARAMS } from './pglite-memory.ts';
 import { flushAll, flushedWhole, flushFd, markFlushed, type DiskSyncs } from './data-dir-flush.ts';
@@ -62,7 +62,7 @@ const DURABLE_START = [...PGlite.defaultStartParams.filter((param) => param !== 
 /** An embedded PostgreSQL in `dataDir` whose commits are on disk when they return; a new directory starts from `image`. */
 export async function openDurablePglite(
   dataDir: string,
-  image: ClusterImage = SHIPPED_IMAGE,
+  image: ClusterImage = MIGRATED_IMAGE,
 ): Promise<{ client: PGlite; syncs: DiskSyncs; seeded: Seeded }> {
   const syncs: DiskSyncs = { count: 0, seconds: 0, fileSystems: 0 };
   compileWasmLightly();

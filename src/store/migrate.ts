@@ -40,12 +40,15 @@ const MIGRATION_LOCK = 4_207_311_001;
  */
 export async function migrate(store: Store, databaseUrl?: string, release = THIS_RELEASE): Promise<Migrated> {
   // Each engine's migrator is imported only when it runs, as each driver is (connect.ts).
-  if (store.kind === 'pglite') {
-    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
-    return migrateOn(store.db, release, () => migratePglite(store.db as unknown as PgliteDatabase, { migrationsFolder: release.migrationsFolder }));
-  }
+  if (store.kind === 'pglite') return migratePglite(store.db, release);
   if (!databaseUrl) throw new Error('migrating PostgreSQL needs its URL');
   return migratePostgresAt(databaseUrl, release);
+}
+
+/** The PGlite half of `migrate`, for a database no store is open on (the migrated cluster image's). */
+export async function migratePglite(db: Db, release = THIS_RELEASE): Promise<Migrated> {
+  const { migrate: versioned } = await import('drizzle-orm/pglite/migrator');
+  return migrateOn(db, release, () => versioned(db as unknown as PgliteDatabase, { migrationsFolder: release.migrationsFolder }));
 }
 
 /** The PostgreSQL half of `migrate`, for a database no store is open on (`copy-data`'s target). */

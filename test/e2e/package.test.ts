@@ -53,7 +53,7 @@ describe('the package, installed with npm install -g --omit=dev', () => {
     const modules = readdirSync(join(app, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'));
     expect(modules.length).toBeLessThan(50);
     expect(existsSync(join(app, 'dist/src/store/migrations/meta/_journal.json'))).toBe(true);
-    expect(existsSync(join(app, 'dist/src/store/cluster-image/pglite-cluster.tar.br'))).toBe(true);
+    expect(existsSync(join(app, 'dist/src/store/cluster-image/pglite-cluster-migrated.tar.br'))).toBe(true);
     for (const absent of ['src', 'test', 'node_modules/tsx', 'node_modules/typescript', 'node_modules/vitest']) {
       expect(existsSync(join(app, absent)), absent).toBe(false);
     }

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recordDeliveries } from '../../src/store/atomic/record.ts';
-import { openStore, type Db, type Store } from '../../src/store/connect.ts';
+import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrate, MIGRATIONS_FOLDER } from '../../src/store/migrate.ts';
 import { deliveryView } from '../../src/store/queries/deliveries.ts';
 import { listTasks } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshDatabase, freshStore, type TestDatabase } from '../support/engine.ts';
-import { releasedUpTo } from '../support/migrations.ts';
+import { releasedUpTo, schemaOf } from '../support/migrations.ts';
 import { shopReceipt } from '../support/receipts.ts';
 
 const receipt = (n: number) => shopReceipt(`up-d${n}`, `up-e${n}`);
@@ -113,28 +113,6 @@ describe('upgrading a database whose failures were replayed', () => {
     }
   });
 });
-
-/**
- * The schema as the catalog describes it: every oncehook_ function as pg_get_functiondef writes it, the triggers,
- * indexes, constraints, columns and table options.
- */
-async function schemaOf(db: Db): Promise<string[]> {
-  const rows = await rowsOf<{ line: string }>(
-    db,
-    sql`select 'function ' || pg_get_functiondef(p.oid) as line from pg_proc p
-          where p.pronamespace = current_schema()::regnamespace and p.proname like 'oncehook\_%'
-        union all select 'trigger ' || pg_get_triggerdef(g.oid) from pg_trigger g
-          join pg_class c on c.oid = g.tgrelid where c.relnamespace = current_schema()::regnamespace and not g.tgisinternal
-        union all select 'index ' || indexdef from pg_indexes where schemaname = current_schema()
-        union all select 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) from pg_constraint
-          where connamespace = current_schema()::regnamespace
-        union all select format('column %s.%s %s %s %s %s', table_name, column_name, ordinal_position, data_type, is_nullable,
-            coalesce(column_default, '')) from information_schema.columns where table_schema = current_schema()
-        union all select format('table %s %s', relname, reloptions) from pg_class
-          where relnamespace = current_schema()::regnamespace and relkind in ('r', 'p')`,
-  );
-  return rows.map((row) => row.line).sort();
-}
 
 describe('upgrading from each earlier release', () => {
   it('ends with the schema and functions of a database this build made new', async () => {

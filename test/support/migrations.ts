@@ -1,7 +1,10 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../src/store/connect.ts';
 import { MIGRATIONS_FOLDER, type Release } from '../../src/store/migrate.ts';
+import { rowsOf } from '../../src/store/rows.ts';
 
 /**
  * The migrations that once created the database functions, as they shipped: the functions have since moved to
@@ -27,4 +30,26 @@ export function releasedUpTo(last: string): Release {
   journal.entries = journal.entries.slice(0, upTo + 1);
   writeFileSync(journalFile, JSON.stringify(journal));
   return { migrationsFolder: dir, functionsFolder: null };
+}
+
+/**
+ * The schema as the catalog describes it: every oncehook_ function as pg_get_functiondef writes it, the triggers,
+ * indexes, constraints, columns and table options.
+ */
+export async function schemaOf(db: Db): Promise<string[]> {
+  const rows = await rowsOf<{ line: string }>(
+    db,
+    sql`select 'function ' || pg_get_functiondef(p.oid) as line from pg_proc p
+          where p.pronamespace = current_schema()::regnamespace and p.proname like 'oncehook\_%'
+        union all select 'trigger ' || pg_get_triggerdef(g.oid) from pg_trigger g
+          join pg_class c on c.oid = g.tgrelid where c.relnamespace = current_schema()::regnamespace and not g.tgisinternal
+        union all select 'index ' || indexdef from pg_indexes where schemaname = current_schema()
+        union all select 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) from pg_constraint
+          where connamespace = current_schema()::regnamespace
+        union all select format('column %s.%s %s %s %s %s', table_name, column_name, ordinal_position, data_type, is_nullable,
+            coalesce(column_default, '')) from information_schema.columns where table_schema = current_schema()
+        union all select format('table %s %s', relname, reloptions) from pg_class
+          where relnamespace = current_schema()::regnamespace and relkind in ('r', 'p')`,
+  );
+  return rows.map((row) => row.line).sort();
 }
