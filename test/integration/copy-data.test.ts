@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INITDB_IMAGE } from '../../src/store/cluster-image.ts';
 import { openStore, type Db } from '../../src/store/connect.ts';
 import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
+import { openDurablePglite } from '../../src/store/durable-pglite.ts';
 import { CopyDataError, copyData, type CopyEvent, type CopyReport } from '../../src/store/copy/copy-data.ts';
 import { migrate, migratePostgresAt } from '../../src/store/migrate.ts';
 import { listDeliveries } from '../../src/store/queries/deliveries.ts';
@@ -180,6 +182,8 @@ describe('copy-data on a small data directory', () => {
 
   it("refuses a data directory at an older release's schema, and says how to bring it up, changing nothing in it", async () => {
     const older = join(root, 'older');
+    // From the cluster before any migration: a new directory would start from this build's migrated one.
+    await (await openDurablePglite(older, INITDB_IMAGE)).client.close();
     const store = await openStore({ dataDir: older });
     await migrate(store, undefined, releasedUpTo('0016_handshake_receipts'));
     await store.close();
