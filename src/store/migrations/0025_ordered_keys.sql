@@ -181,8 +181,12 @@ CREATE TRIGGER tasks_order_hold_on_insert BEFORE INSERT ON tasks FOR EACH ROW
   WHEN (NEW.order_key IS NOT NULL)
   EXECUTE FUNCTION oncehook_order_hold();
 --> statement-breakpoint
+-- Only where it changes something: a held task, or one sent back to its key (a retry). A claim or a finish of a
+-- head, the common case, moves within or out of the unresolved states with `held` false, and calls nothing.
 CREATE TRIGGER tasks_order_hold_on_update BEFORE UPDATE ON tasks FOR EACH ROW
-  WHEN (NEW.order_key IS NOT NULL AND (NEW.held OR OLD.state IS DISTINCT FROM NEW.state))
+  WHEN (NEW.order_key IS NOT NULL AND (NEW.held OR (
+    OLD.state NOT IN ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval')
+    AND NEW.state IN ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval'))))
   EXECUTE FUNCTION oncehook_order_hold();
 --> statement-breakpoint
 CREATE TRIGGER tasks_order_settle_on_insert AFTER INSERT ON tasks FOR EACH ROW
