@@ -28,5 +28,6 @@ ENV ONCEHOOK_DATA_DIR=/data
 RUN mkdir /data && chown node:node /data
 USER node
 EXPOSE 8080
-# Node as PID 1 is fine here: oncehook handles SIGTERM and SIGINT itself and spawns no children.
+# Node as PID 1 is fine here: oncehook handles SIGTERM, SIGINT and SIGHUP (a reload) itself, and its only children,
+# the transform processes, are its own, which Node reaps.
 CMD ["oncehook", "serve"]
