@@ -11,7 +11,8 @@ import { defineConfig, type Plugin } from 'vite';
  *
  * Four dependencies stay in node_modules, imported as they are: PGlite finds its WebAssembly and data files beside
  * its own modules; postgres.js is repaired in place by scripts/patch-postgres.mjs, and a start checks that repair
- * there; jsonata is loaded by path into the transform child; pino starts its transports' workers by path.
+ * there; jsonata is loaded by path into the transform child; pino starts its transports' workers by path. These four
+ * are package.json's `dependencies`, all an installed package fetches; what is bundled is a dev dependency.
  */
 const ROOT = fileURLToPath(new URL('.', import.meta.url));
 const MARK = '__oncehookModuleUrl__';
