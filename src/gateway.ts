@@ -11,7 +11,7 @@ import { configVersion } from './config/version.ts';
 import type { Logger } from './log.ts';
 import { Forwarder, type ForwarderOptions } from './forward/forwarder.ts';
 import { createMetrics } from './metrics.ts';
-import { listen, stopping } from './listener.ts';
+import { listen, stopping, type ListenerTimings } from './listener.ts';
 import { startPurger, type Purger, type PurgerOptions } from './retention/purger.ts';
 import { startEmbeddedUpkeep, type EmbeddedUpkeep } from './retention/embedded-upkeep.ts';
 import { openStore, type Store } from './store/connect.ts';
@@ -77,8 +77,11 @@ interface Running {
   alerts: ReturnType<typeof startAlertWatcher> | null;
 }
 
-/** The longest any source gives a body to arrive: the server's own limit on a request follows it. */
-const longestRead = (config: Config) => Math.max(...Object.values(config.sources).map((source) => source.readTimeoutMs));
+/** The server's own limits on a connection: a request is given the longest any source gives a body to arrive. */
+const listenerTimings = (config: Config): ListenerTimings => ({
+  longestReadMs: Math.max(...Object.values(config.sources).map((source) => source.readTimeoutMs)),
+  keepAliveMs: config.limits.keepAliveMs,
+});
 
 /** Every action's timeout: a replaced forwarder's attempts end by the longest of them. */
 const actionTimeouts = (config: Config) => Object.values(config.sources).flatMap((source) => Object.values(source.actions).map((action) => action.timeoutMs));
@@ -102,7 +105,7 @@ const TRANSFORM_START_WAIT_MS = 10_000;
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config, logger } = options;
   const role = options.role ?? 'all';
-  const listener = await listen(options.port, options.host ?? '0.0.0.0', longestRead(config));
+  const listener = await listen(options.port, options.host ?? '0.0.0.0', listenerTimings(config));
   // Started while the store opens, and waited for before the first delivery: a transform that waits for a process
   // to start may miss its delivery's deadline. A start that fails is the first transform's error to tell.
   const shaping = Object.values(config.sources).filter((source) => Object.values(source.actions).some((action) => action.transform !== undefined));
@@ -193,7 +196,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       }
       const forwarder = role === 'web' ? null : new Forwarder({ config: next, store, logger, metrics }, options.forwarder);
       await forwarder?.start();
-      listener.setLongestRead(longestRead(next));
+      listener.setTimings(listenerTimings(next));
       listener.answerWith(appFor(next).fetch);
       const now: Running = { config: next, version: configVersion(next), forwarder, purger: null, alerts: null };
       current = now;

@@ -40,12 +40,19 @@ export interface Listener {
   waitingForDatabase(reason: string): void;
   /** From now on, requests are answered by `answer`. */
   answerWith(answer: Answer): void;
-  /** A reloaded config's longest body read: whole requests are then given that long. */
-  setLongestRead(ms: number): void;
+  /** A reloaded config's timings: a request's longest body read, and how long an idle connection is kept. */
+  setTimings(timings: ListenerTimings): void;
   /** The underlying server, for a graceful close. */
   readonly server: Server;
   /** Stops listening and drops every connection: for a start that failed. */
   close(): Promise<void>;
+}
+
+export interface ListenerTimings {
+  /** The longest time any source gives a body to arrive. */
+  longestReadMs: number;
+  /** How long a connection may sit idle between requests before the gateway closes it. */
+  keepAliveMs: number;
 }
 
 /** A sender writes its request's head at once; Node's default lets a client take a minute over it. */
@@ -62,10 +69,15 @@ const TIMEOUT_CHECK_MS = 1000;
  * body (ingest cuts its own bodies sooner, by their rate). Node's default, five minutes, let a client that never
  * finished a request to another route hold its connection that long.
  */
-export async function listen(port: number, host: string, longestReadMs: number): Promise<Listener> {
+export async function listen(port: number, host: string, timings: ListenerTimings): Promise<Listener> {
   let waitingFor: string | null = null;
   let answer: Answer = (request) => starting(request, waitingFor);
-  const serverOptions = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: HEADERS_TIMEOUT_MS + longestReadMs, connectionsCheckingInterval: TIMEOUT_CHECK_MS };
+  const serverOptions = {
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: HEADERS_TIMEOUT_MS + timings.longestReadMs,
+    keepAliveTimeout: timings.keepAliveMs,
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+  };
   const server = await new Promise<Server>((resolve, reject) => {
     // HTTP/1.1 only: serve() is never given an HTTP/2 server here.
     const fetch = (request: Request, env: unknown) => answer(request, env);
@@ -82,9 +94,11 @@ export async function listen(port: number, host: string, longestReadMs: number):
     answerWith(next) {
       answer = next;
     },
-    setLongestRead(ms) {
-      // Node reads it at each of its periodic checks: a reload that gives a source longer takes effect at once.
-      server.requestTimeout = HEADERS_TIMEOUT_MS + ms;
+    setTimings(next) {
+      // Node reads both when it next needs them (its periodic check, a connection going idle): a reload takes
+      // effect at once, and a connection idle already keeps the time it was given.
+      server.requestTimeout = HEADERS_TIMEOUT_MS + next.longestReadMs;
+      server.keepAliveTimeout = next.keepAliveMs;
     },
     close() {
       server.closeAllConnections();

@@ -297,6 +297,14 @@ export const configSchema = z.strictObject({
         .default(1024)
         .describe('once bodyRateGraceMs have passed, a body must keep arriving at this average rate or be cut off with 408'),
       bodyRateGraceMs: z.int().positive().default(2000).describe('how long a body may take before minBodyBytesPerSecond applies'),
+      keepAliveMs: z
+        .int()
+        .min(1000)
+        .max(3_600_000)
+        .default(5000)
+        .describe(
+          'how long a client connection may sit idle between requests before the gateway closes it; behind a load balancer that reuses connections, set it above the balancer\'s own idle timeout',
+        ),
       writeStallMs: z
         .int()
         .min(1000)
