@@ -21,6 +21,7 @@ import type { Store } from './store/connect.ts';
 import { statsReader } from './store/queries/stats.ts';
 import { taskTally, type TaskTally } from './store/queries/task-tally.ts';
 import { receiptWriter, type ReceiptWriter } from './ingest/receipt-writer.ts';
+import { Admission } from './ingest/admission.ts';
 import type { Reload } from './config/reload.ts';
 import type { UiDeps } from './ui/env.ts';
 
@@ -53,12 +54,14 @@ export interface AppLasting {
   tasks: () => Promise<TaskTally>;
   /** A reload must not hand a guesser of admin tokens a fresh allowance. */
   throttle: SignInThrottle;
+  /** Nor a source a fresh burst, nor the requests the replaced app still holds a pass past the caps. */
+  admission: Admission;
 }
 
 export function appLasting(store: Store, logger: Logger, metrics: Metrics, config: () => Config): AppLasting {
   const tasks = taskTally(store);
   observeStore(metrics, store, tasks, () => queueOf(store, config()));
-  return { writer: receiptWriter(store, logger, config().limits.writeStallMs), tasks, throttle: new SignInThrottle(logger) };
+  return { writer: receiptWriter(store, logger, config().limits.writeStallMs), tasks, throttle: new SignInThrottle(logger), admission: new Admission() };
 }
 
 /**
@@ -112,7 +115,7 @@ export function createApp(deps: AppDeps): Hono {
       reload: deps.reload,
       configVersion: version,
     };
-    app.route('/', ingestRoutes({ ...deps, transforms, writer }));
+    app.route('/', ingestRoutes({ ...deps, transforms, writer, admission: deps.lasting.admission.for(deps.config) }));
     app.route('/', apiRoutes(admin));
     const dashboard = lazyDashboard({ ...admin, logger: deps.logger });
     app.all('/ui', dashboard);

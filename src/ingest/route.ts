@@ -10,7 +10,7 @@ import { outageLog } from '../outage-log.ts';
 import type { ReceiptInput, Recorded } from '../store/atomic/record.ts';
 import type { Store } from '../store/connect.ts';
 import type { RefusedRequest, RejectionLog } from '../store/rejection-log.ts';
-import { Admission } from './admission.ts';
+import type { AdmissionGate } from './admission.ts';
 import { withinBudget } from './budget.ts';
 import { TRANSFORM_LIMITS } from '../shape/transform.ts';
 import type { Transforms } from '../shape/transforms.ts';
@@ -30,6 +30,8 @@ export interface IngestDeps {
   transforms: Transforms;
   /** Where receipts are recorded: one for the process, shared by the ingest a reload replaces and its successor. */
   writer: ReceiptWriter;
+  /** The rate limits and caps, counted for the process across reloads. */
+  admission: AdmissionGate;
   /** Told of each delivery answered 401 (or a GET handshake's 403), for the alerts: the gateway's SignatureFailureLog. */
   signatureFailures?: SignatureFailureNotes | null | undefined;
   /** Where refused requests are counted for people to see (`/api/rejections`); absent in tests that need none. */
@@ -62,7 +64,7 @@ function transformStartBy(deadline: number, budgetMs: number): number {
 const KNOWN_WAIT_MS = 1000;
 
 /** `POST /in/{source}`: read, verify, name, record in one transaction, answer within the sender's timeout. */
-export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, writer, signatureFailures, rejections }: IngestDeps): Hono {
+export function ingestRoutes({ config, adapters, store, logger, metrics, transforms, writer, admission, signatureFailures, rejections }: IngestDeps): Hono {
   const app = new Hono();
   /**
    * A refused request (or an unsigned ping, answered but never recorded): a metric, and a count people can read, which
@@ -72,7 +74,6 @@ export function ingestRoutes({ config, adapters, store, logger, metrics, transfo
     metrics.rejections.inc({ source, reason });
     rejections?.note(source, shown, refusedRequest(c));
   };
-  const admission = new Admission(config);
   const bodyRate = { minBytesPerSecond: config.limits.minBodyBytesPerSecond, graceMs: config.limits.bodyRateGraceMs };
   const outage = outageLog(logger, {
     level: 'error',

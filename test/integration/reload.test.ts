@@ -70,4 +70,25 @@ describe('a reload', () => {
     // The replaced forwarders end as their attempts do, which here is at once.
     await waitFor(async () => (await lanes()) <= before, 10_000);
   });
+
+  it("hands a source no fresh burst: its spent rate limit outlives the reload", async () => {
+    const api = adminApi(gateway.url);
+    const crm = { crm: { url: `${downstream.url}/crm`, ...quick } };
+    next = shopConfig(crm, { rateLimit: { perSecond: 0.01, burst: 2 } });
+    expect((await api('/api/config/reload', { body: {} })).json).toMatchObject({ reloaded: true });
+    const statuses = async (prefix: string, n: number) => {
+      const seen: number[] = [];
+      for (let i = 0; i < n; i++) seen.push((await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${prefix}-${i}` }))).status);
+      return seen;
+    };
+    try {
+      expect(await statuses('reload-burst', 3)).toEqual([200, 200, 429]);
+      expect((await api('/api/config/reload', { body: {} })).json).toMatchObject({ reloaded: true });
+      expect(await statuses('reload-burst-after', 1)).toEqual([429]);
+    } finally {
+      next = shopConfig(crm);
+      expect((await api('/api/config/reload', { body: {} })).json).toMatchObject({ reloaded: true });
+    }
+    expect(await statuses('reload-burst-lifted', 1)).toEqual([200]);
+  });
 });
