@@ -32,7 +32,7 @@ export interface ActionTried {
   made: Kind;
   /** Tasks the running config made that it would not. */
   notMade: Kind;
-  /** Tasks both make, shaped otherwise: another task ID (its key), body or URL, or a transform that fails. */
+  /** Tasks both make, shaped otherwise: another task ID (its key), body, URL or place in order, or a transform that fails. */
   shapedDifferently: Kind;
 }
 
@@ -168,5 +168,18 @@ function differences(receipt: RecentReceipt, before: MadeTask, after: NewTask, r
   const url = after.requestUrl ?? template;
   const was = before.requestUrl ?? wasTemplate;
   if (was !== undefined && url !== was) said.push(`another url: ${shownUrl(was, wasTemplate ?? was)} → ${shownUrl(url, template)}`);
+  said.push(...orderChanges(before.order, after.order));
+  return said;
+}
+
+/** Where the task stands in its key's order, before and after: a task moved to another key waits behind others. */
+function orderChanges(before: MadeTask['order'], after: NewTask['order']): string[] {
+  if (before === null && after === undefined) return [];
+  if (before === null) return [`now in order: key ${after!.key} (${after!.mode})`];
+  if (after === undefined) return [`no longer in order (was key ${before.key})`];
+  const said: string[] = [];
+  if (before.key !== after.key) said.push(`another order key: ${before.key} → ${after.key}`);
+  if (before.mode !== after.mode) said.push(`another order mode: ${before.mode} → ${after.mode}`);
+  if (before.position !== after.shown) said.push(`another order position: ${before.position ?? 'arrival'} → ${after.shown ?? 'arrival'}`);
   return said;
 }

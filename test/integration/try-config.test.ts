@@ -18,6 +18,7 @@ const running = () => {
   const actions: Record<string, Record<string, unknown>> = {
     crm: { url: `${downstream.url}/crm`, idempotency: 'key' },
     erp: { url: `${downstream.url}/erp/{body:/id}`, idempotency: 'key' },
+    ledger: { url: `${downstream.url}/ledger`, idempotency: 'key', order: { key: '{body:/id}', by: '{body:/total_price}', mode: 'sequence' } },
   };
   return { ...shopConfig(actions), actions };
 };
@@ -78,6 +79,26 @@ describe('trying a config on the deliveries already received', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(downstream.requests().length).toBe(requestsBefore);
     expect(await written()).toBe(rowsBefore);
+  });
+
+  it("reports a task's changed place in order: another key, mode or position, newly ordered, or no longer", async () => {
+    const tryWith = async (ledger: Record<string, unknown>) => {
+      const { actions, ...tried } = running();
+      actions.ledger = ledger;
+      actions.crm!.order = { key: '{body:/id}', mode: 'sequence' };
+      const answer = await adminApi(gateway.url)('/api/config/try', { body: { config: tried, last: 100 } });
+      expect(answer.status).toBe(200);
+      const byAction = Object.fromEntries(answer.json.actions.map((a: { action: string }) => [a.action, a]));
+      expect(byAction.crm.shapedDifferently.count).toBe(TOTALS.length);
+      expect(byAction.crm.shapedDifferently.examples[0].detail).toMatch(/^now in order: key 10\d\d \(sequence\)$/);
+      expect(byAction.ledger.shapedDifferently.count).toBe(TOTALS.length);
+      return byAction.ledger.shapedDifferently.examples.map((e: { detail: string }) => e.detail) as string[];
+    };
+    const url = `${downstream.url}/ledger`;
+    const moved = await tryWith({ url, idempotency: 'key', order: { key: '{body:/email}', by: '{body:/id}', mode: 'latest' } });
+    expect(moved[0]).toMatch(/^another order key: 10\d\d → buyer\d@example\.com; another order mode: sequence → latest; another order position: [\d.]+ → 10\d\d$/);
+    expect(await tryWith({ url, idempotency: 'key', order: { key: '{body:/id}', mode: 'sequence' } })).toContainEqual(expect.stringMatching(/^another order position: [\d.]+ → arrival$/));
+    expect(await tryWith({ url, idempotency: 'key' })).toContainEqual(expect.stringMatching(/^no longer in order \(was key 10\d\d\)$/));
   });
 
   it('refuses a config with problems, each at its path; the CLI prints the report or each problem', async () => {

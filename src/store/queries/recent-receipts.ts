@@ -10,6 +10,8 @@ export interface MadeTask {
   bodySha256: string;
   requestUrl: string | null;
   transformError: string | null;
+  /** Its key and position, for an action with `order`: `position` as the delivery gave it, null for arrival. */
+  order: { key: string; mode: string; position: string | null } | null;
 }
 
 /** An accepted receipt as recorded, its kept bytes (null once retention purged them) and the tasks it made. */
@@ -37,7 +39,9 @@ export function recentReceipts(db: Db, { last, source }: { last: number; source?
     sql`select d.id, d.source, d.delivery_id as "deliveryId", d.event_id as "eventId", d.topic, d.content_type as "contentType",
           d.body_sha256 as "bodySha256", ${RECEIPT_HEADERS} as headers, b.body,
           (select coalesce(json_agg(json_build_object('id', t.id, 'action', t.action, 'bodySha256', t.body_sha256,
-              'requestUrl', t.request_url, 'transformError', t.transform_error) order by t.action), '[]')
+              'requestUrl', t.request_url, 'transformError', t.transform_error,
+              'order', case when t.order_key is not null then json_build_object('key', t.order_key, 'mode', t.order_mode, 'position', t.order_by) end)
+              order by t.action), '[]')
            from task_refs r join tasks t on t.id = r.task_id where r.delivery_id = d.id) as tasks
         from deliveries d left join delivery_bodies b on b.delivery_id = d.id
         where d.decision = 'accepted' ${source === undefined ? sql`` : sql`and d.source = ${source}`}
