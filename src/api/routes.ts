@@ -11,7 +11,7 @@ import type { Store } from '../store/connect.ts';
 import type { Stats } from '../store/queries/stats.ts';
 import type { Reload } from '../config/reload.ts';
 import { alertRoutes } from './alerts.ts';
-import { configRoutes } from './config.ts';
+import { configRoutes } from './config-routes.ts';
 import { instanceRoutes } from './instances.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { destinationRoutes } from './destinations.ts';
