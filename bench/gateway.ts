@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnProcess, type Child } from './children.ts';
 import type { Cleanup } from './cleanup.ts';
 import { BENCH_SECRET, SOURCE } from './deliveries.ts';
+import { TOKEN_PATH } from './servers/protocol.ts';
 import type { ActionShape } from './phases/shaped-cost.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -46,16 +47,18 @@ export interface RunningGateway {
  */
 export function writeConfig(dir: string, downstreamOrigin: string, shape: ActionShape = {}, name = 'bench'): string {
   const file = join(dir, `oncehook.${name}.json`);
+  const { urlPath = '/crm', oauth2, exposureLimits, ...action } = shape;
+  const auth = oauth2 ? { oauth2: { tokenUrl: `${downstreamOrigin}${TOKEN_PATH}`, clientId: 'bench', clientSecret: 'bench-client-secret' } } : undefined;
   const config = {
     sources: {
       [SOURCE]: {
         adapter: 'shopify',
         secrets: [BENCH_SECRET],
-        actions: { crm: { url: `${downstreamOrigin}/crm`, idempotency: 'key', ...shape } },
-        maxBodiesReading: 2048,
+        actions: { crm: { url: `${downstreamOrigin}${urlPath}`, idempotency: 'key', auth, ...action } },
+        ...(exposureLimits ? { rateLimit: { perSecond: 1_000_000 } } : { maxBodiesReading: 2048 }),
       },
     },
-    limits: { maxInFlight: 2048 },
+    limits: exposureLimits ? {} : { maxInFlight: 2048 },
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
   return file;
@@ -83,6 +86,8 @@ export async function startGateway(options: {
   profileDir?: string | null;
   /** Through tsx from the sources instead of the build (see buildGateway). */
   sources: boolean;
+  /** Turns the admin API and the dashboard on with this token (`ONCEHOOK_ADMIN_TOKEN`); off when unset. */
+  adminToken?: string | undefined;
   cleanup: Cleanup;
 }): Promise<RunningGateway> {
   const { role } = options;
@@ -98,7 +103,14 @@ export async function startGateway(options: {
   try {
     child = spawnProcess(options.name, process.execPath, args, options.cleanup, {
       cwd: REPO,
-      env: { ...scrubbed, DATABASE_URL: options.databaseUrl ?? undefined, ONCEHOOK_DATA_DIR: options.dataDir, LOG_LEVEL: options.logLevel, PORT: undefined },
+      env: {
+        ...scrubbed,
+        DATABASE_URL: options.databaseUrl ?? undefined,
+        ONCEHOOK_DATA_DIR: options.dataDir,
+        ONCEHOOK_ADMIN_TOKEN: options.adminToken,
+        LOG_LEVEL: options.logLevel,
+        PORT: undefined,
+      },
       stdio: ['ignore', log, log],
     });
   } finally {

@@ -17,6 +17,8 @@ import { runEmbeddedSoak } from './phases/embedded-soak.ts';
 import { runForward } from './phases/forward.ts';
 import { runForwardOrdered } from './phases/forward-ordered.ts';
 import { runForwardCeiling } from './phases/forward-ceiling.ts';
+import { runForwardPriced } from './phases/forward-priced.ts';
+import { runGrowth } from './phases/growth.ts';
 import { runHttp } from './phases/http.ts';
 import { runIngest } from './phases/ingest.ts';
 import { runIngestShaped } from './phases/ingest-shaped.ts';
@@ -36,21 +38,23 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BUSY_BEFORE_RUN = 0.1;
 
 /** The phases that start oncehook gateways. */
-const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'forward-ordered', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data']);
+const GATEWAY_PHASES = new Set<PhaseName>(['ingest', 'ingest-shaped', 'storm', 'forward', 'forward-ordered', 'forward-priced', 'whole-job', 'embedded', 'growth', 'soak', 'embedded-soak', 'copy-data']);
 
 const PHASES: { [P in PhaseName]: { title: string; run: (ctx: Context) => Promise<NonNullable<Results[P]>> } } = {
   pgbench: { title: '(a) durable-commit ceiling: pgbench, dedup insert + outbox row per transaction', run: runPgbench },
   'pgbench-notify': { title: "(a') the same, plus ingest's pg_notify in each transaction", run: runPgbenchNotify },
   http: { title: '(b) HTTP ceiling: bare Hono echo', run: runHttp },
   ingest: { title: '(d) oncehook ingest: signed Shopify deliveries', run: runIngest },
-  'ingest-shaped': { title: "(d′) ingest with the action's filter, then filter and transform, beside it plain, alternating", run: runIngestShaped },
+  'ingest-shaped': { title: "(d′) ingest with the action's filter, then filter and transform, then the exposure limits, beside it plain, alternating", run: runIngestShaped },
   storm: { title: 'duplicate storm', run: runStorm },
   pgboss: { title: '(c) pg-boss: send, then work and forward', run: runPgBoss },
   'forward-ceiling': { title: '(e) forwarding ceiling: the same requests from a bare undici pool, no queue, no database', run: runForwardCeiling },
   forward: { title: '(d) oncehook forwarding', run: runForward },
   'forward-ordered': { title: "(d″) forwarding an action with order over 1,000 keys, beside it without, alternating", run: runForwardOrdered },
+  'forward-priced': { title: '(d‴) forwarding with a URL template, and with an OAuth token, beside it plain, alternating', run: runForwardPriced },
   'whole-job': { title: 'the whole job: one process receiving and forwarding, oncehook against Hono + pg-boss', run: runWholeJob },
   embedded: { title: 'oncehook on embedded PGlite, receiving and forwarding (what npm start runs)', run: runEmbedded },
+  growth: { title: 'growth: ingest, forwarding and the dashboard on a fresh database, then on millions of tasks of history', run: runGrowth },
   soak: { title: 'soak: ingest load, RSS sampled', run: runSoak },
   'embedded-soak': { title: "embedded soak: npm start's deployment at a steady rate, PGlite's upkeep pauses watched", run: runEmbeddedSoak },
   'copy-data': { title: 'copy-data: an embedded data directory copied into PostgreSQL by the real CLI', run: runCopyData },

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { LOG_LEVELS } from '../src/cli/options.ts';
 
 /** Every phase, in the order a full run takes them. */
-export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'forward-ordered', 'whole-job', 'embedded', 'soak', 'embedded-soak', 'copy-data'] as const;
+export const PHASES = ['pgbench', 'pgbench-notify', 'http', 'ingest', 'ingest-shaped', 'storm', 'pgboss', 'forward-ceiling', 'forward', 'forward-ordered', 'forward-priced', 'whole-job', 'embedded', 'growth', 'soak', 'embedded-soak', 'copy-data'] as const;
 export type PhaseName = (typeof PHASES)[number];
 
 export interface BenchOptions {
@@ -18,6 +18,8 @@ export interface BenchOptions {
   embeddedSoakRate: number;
   /** Deliveries in the embedded data directory the copy-data phase copies. */
   copyDeliveries: number;
+  /** Tasks of finished history the growth phase measures beside a fresh database. */
+  tasks: number;
   json: boolean;
   cpuProf: boolean;
   pgUrl: string;
@@ -87,6 +89,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     )
     .addOption(
       new Option('--copy-deliveries <n>', 'deliveries (each with its task and keys) in the data directory copy-data copies').default(100_000).argParser(positiveInt),
+    )
+    .addOption(
+      new Option('--tasks <n>', 'tasks of finished history in the growth phase, built once and kept as a template database').default(10_000_000).argParser(positiveInt),
     )
     .addOption(new Option('--json', 'also write the figures to bench/results/<timestamp>.json'))
     .addOption(new Option('--cpu-prof', 'profile every gateway; profiles go to bench/results/<timestamp>-profiles/'))

@@ -21,10 +21,10 @@ export interface BenchDatabase {
 }
 
 /**
- * A fresh, empty database for one phase, dropped when the phase ends or, failing that, by the cleanup
+ * A fresh database for one phase, empty or a copy of `template`, dropped when the phase ends or, failing that, by the cleanup
  * however the bench ends. `WITH (FORCE)` drops it even when a killed process left a connection behind.
  */
-export async function freshDatabase(serverUrl: string, phase: string, cleanup: Cleanup): Promise<BenchDatabase> {
+export async function freshDatabase(serverUrl: string, phase: string, cleanup: Cleanup, template?: string): Promise<BenchDatabase> {
   const name = `${PREFIX}${process.pid}_${phase.replace(/[^a-z0-9]/g, '_')}`;
   const run = async (statements: string[]) => {
     const sql = admin(serverUrl);
@@ -34,7 +34,8 @@ export async function freshDatabase(serverUrl: string, phase: string, cleanup: C
       await sql.end();
     }
   };
-  await run([`drop database if exists ${name} with (force)`, `create database ${name}`]);
+  // A template of gigabytes of history: FILE_COPY copies its files, where WAL_LOG would write each block to the WAL.
+  await run([`drop database if exists ${name} with (force)`, `create database ${name}${template ? ` template ${template} strategy file_copy` : ''}`]);
   const dropNow = () => run([`drop database if exists ${name} with (force)`]);
   const forget = cleanup.add(`drop database ${name}`, dropNow);
   return {

@@ -4,8 +4,11 @@ import { int, mib, ms, pct, times } from './format.ts';
 import type { LatencySummary } from './histogram.ts';
 import type { BenchOptions } from './options.ts';
 import type { CpuShares } from './proc.ts';
+import { renderPricing } from './pricing.ts';
 import { renderTargets, targets } from './targets.ts';
 import { longestStepMs, type DrainResult, type IdleLatency, type Results, type WholeJobRun } from './phases/context.ts';
+import { workerUsPerTask } from './phases/forward-priced.ts';
+import type { GrowthResult, GrowthSide } from './phases/growth.ts';
 import { median } from './phases/rss-drift.ts';
 import { cpuUsPerDelivery, type ShapeFigures, type ShapeName } from './phases/shaped-cost.ts';
 
@@ -52,6 +55,8 @@ export function ratios(r: Results): Ratio[] {
     { name: 'storm p99 ÷ (b) bare Hono storm p99', value: div(r.storm?.load.latencyMs.p99 ?? null, r.http?.storm.latencyMs.p99), unit: 'x' },
     { name: 'whole job: oncehook ÷ Hono + pg-boss, forwarded in the window', value: whole ? wholeJobRatio(whole.oncehook, whole.peer) : null, unit: 'x' },
     { name: 'whole job: oncehook on embedded PGlite ÷ Hono + pg-boss', value: whole ? wholeJobRatio(whole.embedded, whole.peer) : null, unit: 'x' },
+    { name: 'growth: ingest on the history ÷ on a fresh database (accepted/s)', value: r.growth?.ingestRatio ?? null, unit: 'x' },
+    { name: 'growth: forwarding on the history ÷ on a fresh database', value: r.growth?.forwardRatio ?? null, unit: 'x' },
     { name: 'soak RSS growth', value: r.soak ? r.soak.growth * 100 : null, unit: '%' },
   ];
 }
@@ -89,8 +94,8 @@ const drainCpuLine = ({ cpu }: DrainResult) =>
   `CPU: worker ${pct(cpu.processes.worker)} of a core, downstream ${pct(cpu.processes.downstream)}, postgres ${pct(cpu.postgres)}, machine ${pct(cpu.machine)} of ${cpu.cores} cores`;
 
 /** The worker's CPU a task over the drain, and what each part costs alone: the rest is the claim, the finish and the garbage. */
-const partsLine = ({ cpu, elapsedMs, completed }: DrainResult, parts: [string, number][]) =>
-  `worker CPU a task: ${completed > 0 && cpu.processes.worker !== undefined ? int((cpu.processes.worker * elapsedMs * 1000) / completed) : '–'} µs; alone: ${parts
+const partsLine = (work: DrainResult, parts: [string, number][]) =>
+  `worker CPU a task: ${us(workerUsPerTask(work))}; alone: ${parts
     .map(([part, us]) => `${part} ${us.toFixed(1)}`)
     .join(', ')} µs`;
 
@@ -105,6 +110,22 @@ const forwardedLine = (e: { load: { decisions: Record<string, number> }; forward
 function formatRatio(r: Ratio): [string, string] {
   const show = (v: number) => (r.unit === 'x' ? `${v.toFixed(2)}×` : r.unit === 'ms' ? `${ms(v)} ms` : `${v.toFixed(1)} %`);
   return [r.name, r.value === null ? 'n/a' : show(r.value)];
+}
+
+/** The growth phase: each side's rates and reads, and how its database was made. */
+function growthRow(g: GrowthResult): [string, string, string[]] {
+  const t = g.template;
+  const made = t.buildMs === null ? `kept from ${new Date(t.builtAtMs).toISOString().slice(0, 16)}` : `built in ${(t.buildMs / 1000).toFixed(0)} s`;
+  const side = (name: string, s: GrowthSide) => [
+    `${name} (${int(s.history)} tasks before): ${int(s.ingest.acceptedPerSecond)} accepted/s, ack ${lat(s.ingest.latencyMs)}, errors ${s.ingest.errors}; ${cpuLine(s.ingestCpu)}`,
+    `    forwarded ${int(s.drain.perSecond)}/s, ${int(s.drain.completed)} of ${int(s.drain.backlog)} in ${(s.drain.elapsedMs / 1000).toFixed(1)} s${s.drain.drained ? '' : ' (not drained)'}; ${drainCpuLine(s.drain)}`,
+    `    dashboard, first read after a start / median / longest of 5: ${s.reads.map((read) => `${read.path} ${ms(read.firstMs)}/${ms(read.medianMs)}/${ms(read.maxMs)} ms`).join(', ')}`,
+  ];
+  return [`growth (${int(g.tasks)} tasks of history)`, `ingest ${times(g.ingestRatio)}, forwarding ${times(g.forwardRatio)} of a fresh database`, [
+    `the history: template ${t.name}, ${made}; its copy and last day made in ${(g.history.preparedMs / 1000).toFixed(0)} s`,
+    ...side('fresh', g.fresh),
+    ...side('history', g.history),
+  ]];
 }
 
 /** Rows of the figures table: phase, headline figure, details on continuation lines. */
@@ -139,7 +160,7 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
   if (shaped) {
     const both = shaped.figures.find((f) => f.shape === 'filter + transform');
     const runs = Math.max(0, ...shaped.figures.map((f) => f.runs));
-    rows.push(['(d′) ingest, the action filtered and transformed', both?.vsPlain ? `${times(both.vsPlain.acceptedPerSecond)} accepted/s of plain` : 'not compared', [
+    rows.push(['(d′) ingest, the action filtered and transformed; the exposure limits', both?.vsPlain ? `${times(both.vsPlain.acceptedPerSecond)} accepted/s of plain` : 'not compared', [
       `means of ${runs} run${runs === 1 ? '' : 's'} each, alternating; beside each, the figure ÷ plain's, and the CPU per delivery beyond plain's:`,
       ...shaped.figures.map(shapeLine),
       ...shaped.runs.map((run, i) => {
@@ -201,6 +222,18 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       ),
     ]]);
   }
+  const priced = r['forward-priced'];
+  if (priced) {
+    const tell = (n: number | null | undefined) => (n === null || n === undefined ? '' : ` (${times(n)})`);
+    rows.push(["(d‴) forwarding with a URL template, an OAuth token", 'beside plain, alternating', [
+      'means of each variant\'s runs, each figure ÷ plain\'s beside it: the fill\'s accepted/s, forwarded/s, the worker\'s CPU a task',
+      ...priced.figures.map((f) => `${f.variant}: ${int(f.acceptedPerSecond)} accepted/s${tell(f.vsPlain?.acceptedPerSecond)}, ${int(f.forwardedPerSecond)} forwarded/s${tell(f.vsPlain?.forwardedPerSecond)}, worker ${us(f.workerUsPerTask)} a task${tell(f.vsPlain?.workerUsPerTask)}`),
+      ...priced.runs.map(
+        (run, i) =>
+          `run ${i + 1}, ${run.variant}: ${int(run.fill.acceptedPerSecond)} accepted/s, ${int(run.work.perSecond)} forwarded/s, ${int(run.work.completed)} of ${int(run.backlog)}${run.work.drained ? '' : ' (not drained)'}; as expected: ${run.asExpected ? 'yes' : `NO (${int(run.ownUrls)} own URLs, ${run.tokens} tokens, ${int(run.authorized)} requests with one)`}; ${drainCpuLine(run.work)}`,
+      ),
+    ]]);
+  }
   const whole = r['whole-job'];
   if (whole) {
     const { oncehook, peer, embedded, peerSettings: b } = whole;
@@ -219,6 +252,8 @@ function figureRows(r: Results, o: BenchOptions): Array<[string, string, string[
       `peak RSS ${mib(e.peakRssBytes)}; ${cpuLine(e.cpu)}, load generator ${pct(e.load.generatorCpu)}`,
     ]]);
   }
+  const growth = r.growth;
+  if (growth) rows.push(growthRow(growth));
   if (r.soak) {
     const s = r.soak;
     rows.push([`soak (${o.soakSeconds} s)`, `RSS ${(s.growth * 100).toFixed(1)} %`, [
@@ -288,7 +323,7 @@ export function renderReport(env: Environment, o: BenchOptions, r: Results): str
   }
   const unmeasured = all.filter((ratio) => ratio.value === null).map((ratio) => ratio.name);
   if (unmeasured.length > 0) lines.push(`not measured in this run (their phases did not run): ${unmeasured.join('; ')}`);
-  lines.push('', ...renderTargets(targets(r, o)), '');
+  lines.push(...renderPricing(r), '', ...renderTargets(targets(r, o)), '');
   return lines.join('\n');
 }
 

@@ -227,6 +227,37 @@ const TARGETS: Target[] = [
       return { value: e.load.acceptedPerSecond, measured: `${int(e.load.acceptedPerSecond)} accepted/s, ack p99 ${ms(e.load.latencyMs.p99)} ms, ${drained}`, met, bounds };
     },
   }),
+  target({
+    id: '5d',
+    name: 'growth: ingest and forwarding on the history ÷ on a fresh database',
+    line: '≥ 0.9× each',
+    needs: ['growth'],
+    read({ growth: g }) {
+      if (g.ingestRatio === null || g.forwardRatio === null) return { unmeasured: 'a side accepted or forwarded nothing' };
+      const value = Math.min(g.ingestRatio, g.forwardRatio);
+      const side = (name: string, s: typeof g.fresh) =>
+        `${name}: ${int(s.ingest.acceptedPerSecond)} accepted/s (ack p99 ${ms(s.ingest.latencyMs.p99)} ms), ${int(s.drain.perSecond)} forwarded/s; ${cpuOf(s.ingestCpu, 'gateway') ?? 'CPU not measured'} while receiving`;
+      return {
+        value,
+        measured: `ingest ${times(g.ingestRatio)}, forwarding ${times(g.forwardRatio)} (${int(g.tasks)} tasks)`,
+        met: value >= 0.9,
+        bounds: [side('fresh', g.fresh), side('history', g.history)],
+      };
+    },
+  }),
+  target({
+    id: '5e',
+    name: "growth: the dashboard's home and /api/stats on the history",
+    line: '≤ 200 ms each',
+    needs: ['growth'],
+    read({ growth: g }) {
+      const reads = g.history.reads;
+      const value = Math.max(...reads.map((read) => read.medianMs));
+      const each = reads.map((read) => `${read.path} ${ms(read.medianMs)} ms (first ${ms(read.firstMs)})`).join(', ');
+      const fresh = g.fresh.reads.map((read) => `${read.path} ${ms(read.medianMs)} ms`).join(', ');
+      return { value, measured: `median ${ms(value)} ms at most`, met: value <= 200, bounds: [`on the history: ${each}`, `on a fresh database: ${fresh}`] };
+    },
+  }),
 ];
 
 export function targets(r: Results, o: TargetOptions): TargetRow[] {

@@ -4,6 +4,8 @@ import type { LoadResult } from '../load/protocol.ts';
 import type { Progress } from '../load/run.ts';
 import type { BenchOptions } from '../options.ts';
 import type { CpuShares } from '../proc.ts';
+import type { ForwardPricedResult } from './forward-priced.ts';
+import type { GrowthResult } from './growth.ts';
 import type { RssDrift } from './rss-drift.ts';
 import type { ShapedRun, ShapeFigures } from './shaped-cost.ts';
 
@@ -258,8 +260,10 @@ export interface Results {
   'forward-ceiling'?: ForwardCeilingResult;
   forward?: ForwardResult;
   'forward-ordered'?: ForwardOrderedResult;
+  'forward-priced'?: ForwardPricedResult;
   'whole-job'?: WholeJobResult;
   embedded?: EmbeddedResult;
+  growth?: GrowthResult;
   soak?: SoakResult;
   'embedded-soak'?: EmbeddedSoakResult;
   'copy-data'?: CopyDataResult;

@@ -4,12 +4,8 @@
  * arrival order), alternating (unordered, ordered, ordered, unordered), each on a fresh database.
  */
 import { CUSTOMERS } from '../deliveries.ts';
-import { runLoad } from '../load/run.ts';
-import { counter } from '../postgres.ts';
-import { progressLine, type Context, type ForwardOrderedResult } from './context.ts';
-import { measureDrain } from './drain.ts';
-import { closedLoop } from './load-spec.ts';
-import { withSession } from './session.ts';
+import type { Context, ForwardOrderedResult } from './context.ts';
+import { drainVariant } from './forward-variant.ts';
 
 const ORDER = { order: { key: '{body:/customer/id}', mode: 'sequence' as const } };
 const RUNS = [false, true, true, false];
@@ -29,34 +25,6 @@ export async function runForwardOrdered(ctx: Context): Promise<ForwardOrderedRes
 }
 
 async function drainOnce(ctx: Context, ordered: boolean, n: number): Promise<ForwardOrderedResult['runs'][number]> {
-  const label = `forward-ordered-${n}`;
-  return withSession(
-    ctx,
-    label,
-    async (session) => {
-      const web = await session.start('web', `oncehook ${label} (web)`);
-      await runLoad(closedLoop(ctx, { label, origin: web.url }, { duplicates: 0 }), ctx.cleanup, {
-        onProgress: (p) => ctx.say(`fill ${progressLine(p)}`),
-      });
-      await web.stop();
-      const tasks = counter(session.databaseUrl, ctx.cleanup);
-      try {
-        const backlog = await tasks.count(`select count(*) from tasks where state = 'pending'`);
-        ctx.say(`work and forward a backlog of ${backlog.toLocaleString('en-US')} tasks…`);
-        const worker = await session.start('worker', `oncehook ${label} (worker)`);
-        const work = await measureDrain(ctx, {
-          backlog,
-          downstream: session.downstream,
-          capMs: ctx.options.duration * 1000 * 3,
-          completed: () => tasks.count(`select count(*) from tasks where state = 'succeeded'`),
-          worker: worker.child.pid,
-        });
-        await worker.stop();
-        return { ordered, backlog, work };
-      } finally {
-        await tasks.close();
-      }
-    },
-    ordered ? ORDER : {},
-  );
+  const { backlog, work } = await drainVariant(ctx, `forward-ordered-${n}`, ordered ? ORDER : {});
+  return { ordered, backlog, work };
 }

@@ -1,14 +1,15 @@
 /**
- * (d′) What an action's filter and transform cost at ingest: the ingest phase's load against three gateways in
- * turn — the bench's usual action, the same with a filter every delivery passes, and with that filter and a
- * transform — each on a fresh database, in alternating order, and read against each other (shaped-cost.ts).
+ * (d′) What an action's filter and transform, and the public endpoint's limits on a client, cost at ingest: the
+ * ingest phase's load against four gateways in turn — the bench's usual action, the same with a filter every
+ * delivery passes, with that filter and a transform, and the usual action behind the exposure limits — each on a
+ * fresh database, in alternating order, and read against each other (shaped-cost.ts).
  */
 import { watchedLoad } from '../load/run.ts';
 import { RssSampler } from '../proc.ts';
 import { progressLine, type Context, type IngestShapedResult } from './context.ts';
 import { closedLoop, decidedAsSent } from './load-spec.ts';
 import { withSession } from './session.ts';
-import { runOrder, SHAPES, shapedFigures, type ShapedRun, type ShapeName } from './shaped-cost.ts';
+import { runOrder, SHAPE_NAMES, SHAPES, shapedFigures, type ShapedRun, type ShapeName } from './shaped-cost.ts';
 
 /** Two rounds, the second backwards: every shape measured twice, the drift of a shared machine spread evenly. */
 const ROUNDS = 2;
@@ -16,7 +17,7 @@ const ROUNDS = 2;
 export async function runIngestShaped(ctx: Context): Promise<IngestShapedResult> {
   const runs: ShapedRun[] = [];
   for (const [i, shape] of runOrder(ROUNDS).entries()) {
-    ctx.say(`run ${i + 1} of ${ROUNDS * 3}: ${shape}`);
+    ctx.say(`run ${i + 1} of ${ROUNDS * SHAPE_NAMES.length}: ${shape}`);
     runs.push(await measure(ctx, shape, i + 1));
   }
   return { runs, figures: shapedFigures(runs) };

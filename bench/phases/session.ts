@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGateway, writeConfig, type Role, type RunningGateway } from '../gateway.ts';
-import { freshDatabase, queryOnce } from '../postgres.ts';
+import { freshDatabase, queryOnce, type BenchDatabase } from '../postgres.ts';
 import { startDownstream, type Downstream } from '../servers/start.ts';
 import type { Context } from './context.ts';
 import type { ActionShape } from './shaped-cost.ts';
@@ -18,6 +18,14 @@ export interface Session {
   count(sql: string): Promise<number>;
 }
 
+/** What a phase's world has besides the usual: a database already holding something, the admin API on. */
+export interface SessionOptions {
+  /** Makes the session's database, dropped when the session ends; a fresh, empty one when unset. */
+  database?: () => Promise<BenchDatabase>;
+  /** Every gateway's `ONCEHOOK_ADMIN_TOKEN`: the admin API and the dashboard on. */
+  adminToken?: string;
+}
+
 /**
  * A phase's own world: a fresh database, a downstream for the configured action, and whatever gateways the
  * phase starts on them — all stopped and dropped when the phase ends, so no phase measures another's leftovers.
@@ -27,8 +35,9 @@ export async function withSession<T>(
   phase: string,
   run: (session: Session) => Promise<T>,
   shape: ActionShape = {},
+  options: SessionOptions = {},
 ): Promise<T> {
-  const database = await freshDatabase(ctx.options.pgUrl, phase, ctx.cleanup);
+  const database = await (options.database ?? (() => freshDatabase(ctx.options.pgUrl, phase, ctx.cleanup)))();
   const databaseUrl = database.url;
   const downstream = await startDownstream(ctx.cleanup);
   const gateways: RunningGateway[] = [];
@@ -49,6 +58,7 @@ export async function withSession<T>(
           concurrency: concurrency ?? undefined,
           profileDir: ctx.profileDir,
           sources: ctx.options.sources,
+          adminToken: options.adminToken,
           cleanup: ctx.cleanup,
         });
         gateways.push(gateway);

@@ -6,14 +6,23 @@
 import type { LoadResult } from '../load/protocol.ts';
 import type { CpuShares } from '../proc.ts';
 
-/** What the bench's one action does to each delivery besides making a task of it. */
+/** What the bench's one source and action do besides verifying a delivery and sending its task (gateway.ts writeConfig). */
 export interface ActionShape {
   filter?: Record<string, unknown>;
   transform?: string;
   order?: { key: string; by?: string; mode: 'sequence' | 'latest' };
+  /** The action's URL after the downstream's origin, placeholders and all; `/crm` when unset. */
+  urlPath?: string;
+  /** A token from the downstream's client-credentials endpoint, sent with every attempt. */
+  oauth2?: true;
+  /**
+   * The public endpoint's limits on a client at their defaults, and a source rate limit no delivery reaches, where
+   * the bench otherwise raises them out of the storm's way: each delivery meets them, and none is refused.
+   */
+  exposureLimits?: true;
 }
 
-export const SHAPE_NAMES = ['plain', 'filter', 'filter + transform'] as const;
+export const SHAPE_NAMES = ['plain', 'filter', 'filter + transform', 'exposure limits'] as const;
 export type ShapeName = (typeof SHAPE_NAMES)[number];
 
 // Every delivery the load generator sends (bench/deliveries.ts orderBody) has these fields, so every one passes and
@@ -27,11 +36,12 @@ export const SHAPES: Record<ShapeName, ActionShape> = {
   plain: {},
   filter: { filter: FILTER },
   'filter + transform': { filter: FILTER, transform: TRANSFORM },
+  'exposure limits': { exposureLimits: true },
 };
 
 /**
  * The runs in the order they are taken: each round names every shape once, every other round backwards (plain,
- * filter, filter + transform, filter + transform, filter, plain), so a machine that speeds up or slows down over the
+ * filter, …, …, filter, plain), so a machine that speeds up or slows down over the
  * phase weighs on every shape alike.
  */
 export function runOrder(rounds: number): ShapeName[] {

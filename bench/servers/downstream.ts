@@ -1,15 +1,17 @@
 /**
  * The fast local downstream both forwarders send to: plain node:http, so it is never the slower side.
  * It counts what arrives and notes when a probe (a body carrying `"probe":"<id>"`) arrived, for the
- * idle first-forward latency.
+ * idle first-forward latency. It gives out OAuth 2.0 tokens too, and counts the requests that carried one.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exitWithParent } from '../children.ts';
-import { wallNow, type Ready } from './protocol.ts';
+import { BENCH_TOKEN, TOKEN_PATH, wallNow, type Ready } from './protocol.ts';
 
 const PROBE = Buffer.from('"probe":"');
 let received = 0;
+let tokens = 0;
+let authorized = 0;
 let firstAt: number | null = null;
 let lastAt: number | null = null;
 const probes = new Map<string, number>();
@@ -29,7 +31,16 @@ exitWithParent();
 const server = createServer((request, response) => {
   const control = request.url?.startsWith('/_bench/');
   if (control && request.url === '/_bench/stats') {
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received, firstAt, lastAt }));
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ received, firstAt, lastAt, tokens, authorized }));
+    return;
+  }
+  if (control && request.url === TOKEN_PATH) {
+    tokens++;
+    request.resume().on('end', () =>
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        .end(JSON.stringify({ access_token: BENCH_TOKEN, token_type: 'Bearer', expires_in: 3600 })),
+    );
     return;
   }
   if (control && request.url!.startsWith('/_bench/probe/')) {
@@ -53,6 +64,7 @@ const server = createServer((request, response) => {
   request.on('data', (chunk: Buffer) => chunks.push(chunk));
   request.on('end', () => {
     received++;
+    if (request.headers.authorization === `Bearer ${BENCH_TOKEN}`) authorized++;
     firstAt ??= at;
     lastAt = at;
     noteProbe(Buffer.concat(chunks), at);

@@ -19,6 +19,9 @@ export const startEcho = (cleanup: Cleanup) => start('bare Hono echo', new URL('
 
 export interface DownstreamStats {
   received: number;
+  /** Tokens given out, and requests received that carried one. */
+  tokens: number;
+  authorized: number;
   firstAt: number | null;
   lastAt: number | null;
 }

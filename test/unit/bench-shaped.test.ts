@@ -46,7 +46,7 @@ describe("the ingest-shaped phase's shapes", () => {
   });
 
   it('alternate, so every shape sits at the same mean place in the run', () => {
-    expect(runOrder(2)).toEqual(['plain', 'filter', 'filter + transform', 'filter + transform', 'filter', 'plain']);
+    expect(runOrder(2)).toEqual(['plain', 'filter', 'filter + transform', 'exposure limits', 'exposure limits', 'filter + transform', 'filter', 'plain']);
     const place = (shape: ShapeName) => runOrder(2).flatMap((s, i) => (s === shape ? [i] : [])).reduce((a, b) => a + b, 0);
     expect(new Set(SHAPE_NAMES.map(place)).size).toBe(1);
   });
@@ -123,7 +123,7 @@ describe("the ingest-shaped phase's figures", () => {
     const results: Results = { 'ingest-shaped': { runs, figures: shapedFigures(runs) } };
     const env: Environment = { startedAt: '2026-12-03T00:00:00Z', node: 'v20', cores: 2, commit: 'abc', postgres: {}, notes: [] };
     const report = renderReport(env, parseOptions(['node', 'bench', '--only', 'ingest-shaped']), results);
-    expect(report).toMatch(/^\(d′\) ingest, the action filtered and transformed +0\.73× accepted\/s of plain$/m);
+    expect(report).toMatch(/^\(d′\) ingest, the action filtered and transformed; the exposure limits +0\.73× accepted\/s of plain$/m);
     expect(report).toContain('plain: 1,100 accepted/s, ack p50 10.0 ms  p99 40.0 ms, gateway CPU 200 µs per delivery');
     expect(report).toContain(
       'filter + transform: 800 accepted/s (0.73×), ack p50 13.0 ms (1.30×)  p99 60.0 ms (1.50×), gateway CPU 400 µs per delivery (2.00×, +200 µs)',
@@ -133,5 +133,14 @@ describe("the ingest-shaped phase's figures", () => {
     expect(byName.get('(d′) ingest with a filter and a transform ÷ without (accepted/s)')).toBeCloseTo(0.727, 3);
     expect(byName.get('(d′) gateway CPU per delivery, filter and transform ÷ without')).toBeCloseTo(2);
     expect(parseOptions(['node', 'bench', '--only', 'ingest-shaped']).phases).toEqual(['ingest-shaped']);
+  });
+
+  it('prices each shape in the table of what each feature costs', () => {
+    const limited = [...runs, run('exposure limits', 1045, 10, 40, 0.23)];
+    const env: Environment = { startedAt: '2026-12-03T00:00:00Z', node: 'v20', cores: 2, commit: 'abc', postgres: {}, notes: [] };
+    const report = renderReport(env, parseOptions(['node', 'bench', '--only', 'ingest-shaped']), { 'ingest-shaped': { runs: limited, figures: shapedFigures(limited) } });
+    expect(report).toMatch(/^what each feature costs +phase +receiving ÷ without +forwarding ÷ without +CPU it adds$/m);
+    expect(report).toMatch(/^a filter and a transform +ingest-shaped +0\.73× +— +\+200 µs of the gateway a delivery$/m);
+    expect(report).toMatch(/^the exposure limits +ingest-shaped +0\.95× +— +\+0 µs of the gateway a delivery$/m);
   });
 });
