@@ -101,6 +101,9 @@ function clientOptions(max: number, applicationName = 'oncehook'): postgres.Opti
     // by every refused connection: after a one-second restart, ingest kept answering 503 for many seconds
     // more. A second at most keeps reconnects cheap and recovery prompt.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2),
-    connection: { application_name: applicationName },
+    // JIT compiles a plan past its cost threshold, which the dashboard's count of a day passes once it holds a few
+    // hundred thousand rows: on ten million tasks of history it spent ~0.8 s compiling a 0.4 s count
+    // (docs/performance.md#growth). Nothing oncehook runs is long enough to earn it back.
+    connection: { application_name: applicationName, jit: 'off' },
   };
 }
