@@ -180,6 +180,9 @@ export async function writeLastDay(url: string, tasks: number, say: Say): Promis
   try {
     const now = Date.now();
     await writeSlices(sql, { rangeFirst: templateTasks(tasks) + 1, rangeLast: tasks, fromMs: now - DAY_MS, toMs: now - 60_000, keepFromMs: 0 }, say);
+    // Autovacuum summarizes each filled range of the time indexes soon after (autosummarize), and analyzes: a day of
+    // history has been. A range not yet summarized is read whole by every count of the last hour.
+    await sql`select brin_summarize_new_values('deliveries_received_idx'), brin_summarize_new_values('attempts_started_idx')`;
     for (const table of FILLED) await sql.unsafe(`analyze ${table}`);
   } finally {
     await sql.end();

@@ -72,10 +72,11 @@ async function measureSide(ctx: Context, label: string, template: HistoryTemplat
     ctx,
     label,
     async (session) => {
+      // Started first: on a fresh database the gateway makes the tables.
+      const web = await session.start('web', `oncehook ${label} (web)`);
       const history = await session.count('select count(*) from tasks');
       // The load's tasks are those made from now on: counted on tasks_state_idx from here, never through the history.
       const since = (await queryOnce<{ at: string }>(session.databaseUrl, 'select now()::text as at'))[0]!.at;
-      const web = await session.start('web', `oncehook ${label} (web)`);
       const { load: ingest, cpu: ingestCpu } = await watchedLoad(closedLoop(ctx, { label, origin: web.url }), ctx.cleanup, { gateway: web.child.pid }, {
         onProgress: (p) => ctx.say(`ingest ${progressLine(p)}`),
       });
