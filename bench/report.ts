@@ -122,9 +122,10 @@ function growthRow(g: GrowthResult): [string, string, string[]] {
     `    dashboard, first read after a start / median / longest of 5: ${s.reads.map((read) => `${read.path} ${ms(read.firstMs)}/${ms(read.medianMs)}/${ms(read.maxMs)} ms`).join(', ')}`,
   ];
   return [`growth (${int(g.tasks)} tasks of history)`, `ingest ${times(g.ingestRatio)}, forwarding ${times(g.forwardRatio)} of a fresh database`, [
-    `the history: template ${t.name}, ${made}; its copy and last day made in ${(g.history.preparedMs / 1000).toFixed(0)} s`,
+    `the history: template ${t.name}, ${made}; its copy and last day made in ${(g.history.preparedMs / 1000).toFixed(0)} s; each ratio ÷ the two fresh databases' mean`,
     ...side('fresh', g.fresh),
     ...side('history', g.history),
+    ...(g.freshAfter ? side('fresh again', g.freshAfter) : []),
   ]];
 }
 

@@ -241,7 +241,7 @@ const TARGETS: Target[] = [
         value,
         measured: `ingest ${times(g.ingestRatio)}, forwarding ${times(g.forwardRatio)} (${int(g.tasks)} tasks)`,
         met: value >= 0.9,
-        bounds: [side('fresh', g.fresh), side('history', g.history)],
+        bounds: [side('fresh', g.fresh), side('history', g.history), ...(g.freshAfter ? [side('fresh again', g.freshAfter)] : [])],
       };
     },
   }),

@@ -1,7 +1,7 @@
 /**
  * Growth: do ingest, forwarding and the dashboard's home slow down once the database holds `--tasks` (10,000,000)
- * tasks of finished history? The same measurement twice — on a fresh database, then on a copy of the cached history
- * (history/template.ts) — each: the ingest load against a `web` gateway, its backlog drained by a `worker` as in (d),
+ * tasks of finished history? The same measurement three times — on a fresh database, on a copy of the cached history
+ * (history/template.ts), on a fresh database again — each: the ingest load against a `web` gateway, its backlog drained by a `worker` as in (d),
  * then the dashboard's home and `/api/stats` read by a newly started `web` gateway. PostgreSQL only.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,9 +30,11 @@ export interface GrowthSide {
 export interface GrowthResult {
   tasks: number;
   template: HistoryTemplate;
+  /** A fresh database before the history, and another after it: a machine that speeds up or slows down weighs on both. */
   fresh: GrowthSide;
+  freshAfter?: GrowthSide;
   history: GrowthSide;
-  /** The history's accepted/s and forwarded/s ÷ the fresh database's. */
+  /** The history's accepted/s and forwarded/s ÷ the fresh databases' mean. */
   ingestRatio: number | null;
   forwardRatio: number | null;
 }
@@ -44,14 +46,18 @@ export async function runGrowth(ctx: Context): Promise<GrowthResult> {
   const fresh = await measureSide(ctx, 'growth-fresh', null);
   ctx.say(`on ${tasks.toLocaleString('en-US')} tasks of history…`);
   const history = await measureSide(ctx, 'growth-history', template);
+  ctx.say('on a fresh database again…');
+  const freshAfter = await measureSide(ctx, 'growth-fresh-after', null);
   const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
+  const mean = (of: (side: GrowthSide) => number) => (of(fresh) + of(freshAfter)) / 2;
   return {
     tasks,
     template,
     fresh,
+    freshAfter,
     history,
-    ingestRatio: ratio(history.ingest.acceptedPerSecond, fresh.ingest.acceptedPerSecond),
-    forwardRatio: ratio(history.drain.perSecond, fresh.drain.perSecond),
+    ingestRatio: ratio(history.ingest.acceptedPerSecond, mean((side) => side.ingest.acceptedPerSecond)),
+    forwardRatio: ratio(history.drain.perSecond, mean((side) => side.drain.perSecond)),
   };
 }
 
