@@ -18,7 +18,7 @@ export const TRANSFORM_LIMITS = {
   depth: 500, // JSONata's `stack`: ~165 levels of non-tail recursion; shaping needs under 15 evaluator levels
   resultBytes: 1024 * 1024, // the default `maxBodyBytes`: a bigger body is a runaway, not a request
   // The child's heap: a 1 MiB delivery parsed takes ~10 MiB, and shaping it a few more. An evaluation that needs more
-  // is a runaway; one child at the limit costs ~170 MiB of RSS (docs/performance.md#transforms).
+  // is a runaway; one child at the limit costs ~170 MiB of RSS (docs/performance-transforms.md#transforms-isolated).
   memoryMb: 128,
   evaluators: 2, // one source's slow transforms hold at most one; the other serves every other source
 } as const;
