@@ -18,6 +18,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // Files of the integration suite that are about both engines at once (copy-data: embedded PGlite into PostgreSQL),
 // whatever the project's switch says: run once, in the postgres project, not twice alike.
 const BOTH_ENGINES_AT_ONCE = ['test/integration/copy-data.test.ts'];
+// Every project: the run's PostgreSQL databases are dropped together at its end.
+const RUN_DATABASES = 'test/support/run-databases.ts';
 
 export default defineConfig({
   test: {
@@ -30,7 +32,7 @@ export default defineConfig({
       // the project's time, and no file leaves state behind (fake timers and spies are restored after each test).
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false, globalSetup: ['test/support/build-once.ts'] },
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false, globalSetup: [RUN_DATABASES, 'test/support/build-once.ts'] },
       },
       {
         extends: true,
@@ -38,13 +40,14 @@ export default defineConfig({
           name: 'postgres',
           include: ['test/integration/**/*.test.ts'],
           isolate: false,
+          globalSetup: [RUN_DATABASES],
           env: { ONCEHOOK_TEST_DB: 'postgres' },
         },
       },
       // Real processes and a real browser: slower when the whole suite shares two cores, so a wider margin.
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 90_000, globalSetup: ['test/support/build-once.ts'] },
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 90_000, globalSetup: [RUN_DATABASES, 'test/support/build-once.ts'] },
       },
       {
         extends: true,
@@ -53,6 +56,7 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...BOTH_ENGINES_AT_ONCE],
           isolate: false,
+          globalSetup: [RUN_DATABASES],
           env: { ONCEHOOK_TEST_DB: 'pglite' },
         },
       },

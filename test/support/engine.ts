@@ -31,9 +31,19 @@ export interface TestDatabase {
 
 const adminClient = () => postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
 
-/** A fresh PostgreSQL database, empty or a copy of `template`; dropped (with its connections) by `drop`. */
+/** The name of the test run its global setup gave it (test/support/run-databases.ts). */
+export const RUN_ENV = 'ONCEHOOK_TEST_RUN';
+
+/** The names of the databases a run made, as a LIKE pattern. */
+export const runDatabasePattern = (run: string) => `oncehook_t_${run}\\_%`;
+
+/**
+ * A fresh PostgreSQL database, empty or a copy of `template`. `drop` ends its connections and refuses new ones; in a
+ * run, the run's global setup drops it at the end, with the run's others; outside one (scripts), `drop` drops it.
+ */
 export async function freshPostgresDatabase(template?: string): Promise<TestDatabase> {
-  const name = `oncehook_t_${randomBytes(6).toString('hex')}`;
+  const run = process.env[RUN_ENV];
+  const name = `oncehook_t_${run ? `${run}_` : ''}${randomBytes(6).toString('hex')}`;
   const admin = adminClient();
   try {
     await admin.unsafe(`create database ${name}${template ? ` template ${template}` : ''}`);
@@ -46,8 +56,15 @@ export async function freshPostgresDatabase(template?: string): Promise<TestData
     url: databaseUrl(name),
     async drop() {
       const again = adminClient();
-      await again.unsafe(`drop database if exists ${name} with (force)`);
-      await again.end();
+      try {
+        if (!run) await again.unsafe(`drop database if exists ${name} with (force)`);
+        else {
+          await again.unsafe(`alter database ${name} allow_connections false`);
+          await again`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`;
+        }
+      } finally {
+        await again.end();
+      }
     },
   };
 }
