@@ -23,17 +23,22 @@ function adminCommand(program: Command, name: string, description: string): Comm
     .option('--json', 'print the API answer as JSON, for scripts');
 }
 
-/** Runs one command: prints the answer (JSON or for people) or the error, and sets the exit code. */
+/**
+ * Runs one command: prints the answer (JSON or for people) or the error, and sets the exit code. Printed through
+ * the command's output, as commander prints its own errors: a test running commands in its process reads both.
+ */
 function run<A extends unknown[]>(work: (connection: Connection, ...args: A) => Promise<{ answer: unknown; text: string }>) {
   return async (...args: A) => {
     const options = args[args.length - 2] as Common;
+    const output = (args[args.length - 1] as Command).configureOutput();
+    const say = (line: string) => output.writeOut!(`${line}\n`);
     try {
       const { answer, text } = await work({ url: options.url, token: options.token }, ...args);
-      console.log(options.json ? JSON.stringify(answer) : text);
+      say(options.json ? JSON.stringify(answer) : text);
     } catch (error) {
       if (!(error instanceof CliError)) throw error;
-      if (options.json) console.log(JSON.stringify(error.body));
-      console.error(`oncehook: ${error.message}`);
+      if (options.json) say(JSON.stringify(error.body));
+      output.writeErr!(`oncehook: ${error.message}\n`);
       process.exitCode = error.exitCode;
     }
   };

@@ -1,6 +1,4 @@
 import { Command, Option } from 'commander';
-// Imported, not read by path: the build emits a copy as dist/package.json, so this path holds in dist/src/cli too.
-import packageJson from '../../package.json' with { type: 'json' };
 import type { Role } from '../app.ts';
 import type { Config } from '../config/schema.ts';
 import { DEFAULT_LEASE_GRACE_MS, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../defaults.ts';
@@ -8,6 +6,7 @@ import { adminTokensFromEnv } from '../http/tokens.ts';
 import { addAdminCommands } from './admin.ts';
 import { addCopyDataCommand } from './copy-data.ts';
 import { EXIT } from './client.ts';
+import { oncehookProgram } from './program.ts';
 import { foreignScheme, LOG_LEVELS, logLevel, POSTGRES_URL_FORM, urlOption, waitDuration, wholeNumber } from './options.ts';
 import { StartFailure, starting } from './start-failure.ts';
 
@@ -62,16 +61,7 @@ interface ServeOptions {
   alertTimeoutMs: number | undefined;
 }
 
-const program = new Command('oncehook')
-  .description('Webhook gateway: verify, deduplicate, and forward each business task once in effect')
-  .version(packageJson.version)
-  // A hint, not the whole help: printed after the error, twenty commands' worth buried the one line that mattered.
-  .showHelpAfterError('(add --help to see how the command is used)')
-  // Every command alike: a command line the parser refuses exits 2, so a script tells it from a failed run (1).
-  // Set here, before the commands are added, so each inherits it.
-  .exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
-  });
+const program = oncehookProgram();
 
 program
   .command('serve', { isDefault: true })

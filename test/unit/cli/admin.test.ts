@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminInProcess } from '../../support/cli-in-process.ts';
 import { runCli } from '../../support/process.ts';
 
 // A stand-in for the admin API: each path answers what the test put there, and every request is kept.
@@ -9,7 +10,8 @@ const asked: string[] = [];
 let server: Server;
 let url: string;
 
-const oncehook = (...args: string[]) => runCli(args, { ONCEHOOK_URL: url, ONCEHOOK_ADMIN_TOKEN: 'token' });
+// In this process: the binary itself is run by the test of a failure before any answer below, and by the e2e tests.
+const oncehook = (...args: string[]) => runAdminInProcess(args, { ONCEHOOK_URL: url, ONCEHOOK_ADMIN_TOKEN: 'token' });
 
 beforeAll(async () => {
   server = createServer(async (request, response) => {
