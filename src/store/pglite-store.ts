@@ -5,6 +5,7 @@ import type { DiskSyncs } from './data-dir-flush.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { openDurablePglite } from './durable-pglite.ts';
 import { compiledPglite, pgliteBundle } from './pglite-artifacts.ts';
+import { compileWasmLightly } from './pglite-memory.ts';
 import { preparePglite } from './prepared-pglite.ts';
 import * as schema from './schema.ts';
 import type { Db, Store, StoreOptions } from './store.ts';
@@ -15,9 +16,12 @@ let pristineCluster: Promise<Blob | undefined> | undefined;
  * An in-memory PGlite (tests only) starting from a freshly initialised cluster: the image a new data directory
  * starts from (cluster-image.ts), unpacked once in a process, or `memoryImage`. The suites make hundreds of these;
  * PGlite's initdb took 2.5–3.5 s of each process's first, unpacking the image ~0.3 s. Without a usable image, the
- * first runs initdb and the rest load its cluster as initdb left it.
+ * first runs initdb and the rest load its cluster as initdb left it. On baseline code, as a data directory's: the
+ * suites' short-lived databases paid more for V8 optimising PGlite's functions than the optimised code saved them
+ * (two integration files on PGlite: 15–17 s of CPU, 11 on baseline code only).
  */
 async function inMemoryPglite(memoryImage: Blob | undefined): Promise<PGlite> {
+  compileWasmLightly();
   const artifacts = { pgliteWasmModule: await compiledPglite(), fsBundle: await pgliteBundle() };
   const image = memoryImage ?? (await (pristineCluster ??= clusterTar()).catch(() => undefined));
   if (image) return PGlite.create({ loadDataDir: image, ...artifacts });
