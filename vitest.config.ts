@@ -18,7 +18,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // Files of the integration suite that are about both engines at once (copy-data: embedded PGlite into PostgreSQL),
 // whatever the project's switch says: run once, in the postgres project, not twice alike.
 const BOTH_ENGINES_AT_ONCE = ['test/integration/copy-data.test.ts'];
-// Every project: the run's PostgreSQL databases are dropped together at its end.
+// The projects that make PostgreSQL databases: the run's are dropped together at its end.
 const RUN_DATABASES = 'test/support/run-databases.ts';
 
 export default defineConfig({
@@ -32,7 +32,7 @@ export default defineConfig({
       // the project's time, and no file leaves state behind (fake timers and spies are restored after each test).
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false, globalSetup: [RUN_DATABASES, 'test/support/build-once.ts'] },
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false, globalSetup: ['test/support/build-once.ts'] },
       },
       {
         extends: true,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
@@ -34,8 +35,8 @@ const adminClient = () => postgres(PG_ADMIN_URL, { max: 1, onnotice: () => {}, c
 /** The name of the test run its global setup gave it (test/support/run-databases.ts). */
 export const RUN_ENV = 'ONCEHOOK_TEST_RUN';
 
-/** The names of the databases a run made, as a LIKE pattern. */
-export const runDatabasePattern = (run: string) => `oncehook_t_${run}\\_%`;
+/** Where a run's workers write the name of each database they make, one a line, for the run's end to drop. */
+export const runDatabasesFile = (run: string) => join(tmpdir(), `oncehook-test-run-${run}.databases`);
 
 /**
  * A fresh PostgreSQL database, empty or a copy of `template`. `drop` ends its connections and refuses new ones; in a
@@ -52,6 +53,7 @@ export async function freshPostgresDatabase(template?: string): Promise<TestData
     throw new Error(`PostgreSQL at ${PG_ADMIN_URL} is needed by this test: ${(error as Error).message}`);
   }
   await admin.end();
+  if (run) appendFileSync(runDatabasesFile(run), `${name}\n`);
   return {
     url: databaseUrl(name),
     async drop() {
