@@ -82,6 +82,8 @@ export async function partCosts(m: WorkerModules, origin: string, body: string):
     attemptId: i,
     reason: null,
     priorState: 'pending',
+    requestUrl: null,
+    lookupUrl: null,
   });
   const tasks = Array.from({ length: 2000 }, (_, i) => task(i));
   const n = tasks.length;

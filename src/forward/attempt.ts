@@ -2,7 +2,7 @@ import { sha256Hex } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import { isShaped } from '../shape/url-template.ts';
-import { frozenUrls, releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
+import { releaseUnsent, renewLease, type ClaimedTask } from '../store/atomic/claim.ts';
 import type { AttemptFinish } from '../store/atomic/finish.ts';
 import type { Db } from '../store/connect.ts';
 import { classifyLookup, classifySend, OUTCOME_CLASSES, type Verdict } from './classify.ts';
@@ -44,7 +44,7 @@ export async function runAttempt(task: ClaimedTask, route: Route, deps: AttemptD
   }, Math.max(100, route.leaseMs / 3));
   try {
     const lookup = task.mode === 'lookup' ? route.lookup : null;
-    const frozen = route.frozenUrls ? await frozenUrls(db, task.id) : null;
+    const frozen = route.frozenUrls ? { requestUrl: task.requestUrl, lookupUrl: task.lookupUrl } : null;
     if (frozen !== null && unfrozen(route, lookup, frozen)) {
       deps.answered?.();
       return await record(task, route, deps, { ...withoutUrl(task), durationMs: 0, requestSha256: null });

@@ -84,6 +84,9 @@ export function functionsToApply(files: readonly FunctionFile[], applied: readon
   });
 }
 
+/** Between a function file's statements, as between a migration's. */
+const STATEMENT_BREAK = '--> statement-breakpoint';
+
 /** Creates the functions given, and records their revisions, in one transaction: all of them or none. */
 export async function applyFunctions(db: Pick<Db, 'transaction'>, files: readonly FunctionFile[]): Promise<void> {
   if (files.length === 0) return;
@@ -92,7 +95,9 @@ export async function applyFunctions(db: Pick<Db, 'transaction'>, files: readonl
     await tx.execute(sql`create table if not exists ${RECORD} (
       name text primary key, revision int not null, sha256 text not null, applied_at timestamptz not null default now())`);
     for (const file of files) {
-      await tx.execute(sql.raw(file.text));
+      // One statement a call, as the migrations' files are split: a revision that changes what a function returns
+      // drops it first, which CREATE OR REPLACE cannot do.
+      for (const statement of file.text.split(STATEMENT_BREAK)) await tx.execute(sql.raw(statement));
       await tx.execute(sql`insert into ${RECORD} (name, revision, sha256) values (${file.name}, ${file.revision}, ${file.sha256})
         on conflict (name) do update set revision = excluded.revision, sha256 = excluded.sha256, applied_at = now()`);
     }

@@ -75,6 +75,9 @@ export interface ClaimedTask {
   reason: string | null;
   /** `pending` or `outcome_unknown`: where an unsent claim goes back to. */
   priorState: TaskState;
+  /** The URLs frozen with the task at ingest, for an action whose url or lookup names its delivery; else null. */
+  requestUrl: string | null;
+  lookupUrl: string | null;
 }
 
 /**
@@ -246,16 +249,4 @@ export async function releaseUnsent(
     select exists (select 1 from task) as released, (select pg_notify(${TASKS_CHANNEL}, '') from task)`,
   );
   return row?.released ?? false;
-}
-
-/**
- * The URLs frozen with a claimed task (request_url, lookup_url): read for the tasks of an action whose url or lookup
- * names its delivery, which the claim itself does not return. They never change while the task is leased.
- */
-export async function frozenUrls(db: Db, taskId: string): Promise<{ requestUrl: string | null; lookupUrl: string | null }> {
-  const [row] = await rowsOf<{ requestUrl: string | null; lookupUrl: string | null }>(
-    db,
-    sql`select request_url as "requestUrl", lookup_url as "lookupUrl" from tasks where id = ${taskId}`,
-  );
-  return row ?? { requestUrl: null, lookupUrl: null };
 }

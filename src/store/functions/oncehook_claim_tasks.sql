@@ -1,4 +1,4 @@
--- revision 2
+-- revision 3
 -- The forwarder's claim, one call in autocommit: lock up to max_tasks due tasks with SKIP LOCKED, decide for each
 -- whether it is a send, a lookup about an unknown outcome, or a case for a person (docs/forwarding.md's rules, in
 -- database time), take the lease, write where the request goes (request_origin: the action's origin for a send, the
@@ -25,9 +25,15 @@
 -- action's origin: held with the lookups, the task's only way to succeed while the key is kept would wait for an API
 -- it never calls. So the route's numbers decide, for its candidates only, what the claim would do: by
 -- oncehook_unknown_outcome_mode, the rule that also decides `due`'s mode below.
+--
+-- The URLs frozen on the task at ingest (request_url, lookup_url: an action whose url or lookup names its delivery)
+-- come back with it: read by the worker apart, they cost a round trip a task. Revision 3 added them to the result,
+-- a change of return type that CREATE OR REPLACE refuses: hence the DROP, in the migrator's transaction.
+DROP FUNCTION IF EXISTS oncehook_claim_tasks(text, jsonb, int);--> statement-breakpoint
 CREATE OR REPLACE FUNCTION oncehook_claim_tasks(worker text, open_routes jsonb, max_tasks int)
 RETURNS TABLE (id text, source text, action text, "eventId" text, topic text, body bytea, "contentType" text,
-  attempts int, lookups int, mode text, "attemptId" int, reason text, "priorState" text)
+  attempts int, lookups int, mode text, "attemptId" int, reason text, "priorState" text, "requestUrl" text,
+  "lookupUrl" text)
 LANGUAGE plpgsql
 SET enable_bitmapscan = off
 SET enable_seqscan = off
@@ -107,7 +113,7 @@ BEGIN
       updated_at = now()
     FROM due WHERE t.id = due.id
     RETURNING t.id, t.source, t.action, t.event_id, t.topic, t.body, t.content_type, t.attempts, t.lookups,
-      due.mode, due.reason, due.prior_state
+      due.mode, due.reason, due.prior_state, t.request_url, t.lookup_url
   ),
   ledger AS (
     INSERT INTO attempts (task_id, number, kind)
@@ -115,7 +121,7 @@ BEGIN
     RETURNING attempts.id, attempts.task_id
   )
   SELECT c.id, c.source, c.action, c.event_id, c.topic, c.body, c.content_type, c.attempts, c.lookups, c.mode,
-    l.id::int, CASE WHEN c.mode = 'review' THEN c.reason END, c.prior_state
+    l.id::int, CASE WHEN c.mode = 'review' THEN c.reason END, c.prior_state, c.request_url, c.lookup_url
   FROM claimed c LEFT JOIN ledger l ON l.task_id = c.id;
 END
 $$;
