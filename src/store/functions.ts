@@ -7,9 +7,9 @@ import type { Db } from './connect.ts';
 import { rowsOf } from './rows.ts';
 
 /**
- * The database functions ingest and the claim call, a file each, named for the function it creates. The migrator
- * applies them after drizzle-kit's migrations, each when the database does not hold its revision yet: a function is
- * edited in place, and its history is git's, not a chain of migrations that restate it whole.
+ * The database functions ingest, the claim and the finish call, a file each, named for the function it creates. The
+ * migrator applies them after drizzle-kit's migrations, each when the database does not hold its revision yet: a
+ * function is edited in place, and its history is git's, not a chain of migrations that restate it whole.
  */
 export const FUNCTIONS_FOLDER = fileURLToPath(new URL('./functions', import.meta.url));
 

@@ -10,6 +10,9 @@ import { PREPARED } from '../prepared.ts';
 import { batchJson, rowsOf } from '../rows.ts';
 import { orderKeysLocked } from './order-locks.ts';
 
+/** The states an attempt may end its task in that release its ordered key. */
+const ENDS = sql`(${TASK_STATES.succeeded}, ${TASK_STATES.failed}, ${TASK_STATES.cancelled})`;
+
 /** A destination's standing changed by an answer: cooled down (429, 503) or paused (401, 403). */
 export type DestinationChange = { origin: string; pause: string | null };
 
@@ -71,9 +74,10 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         status int, "durationMs" int, class text, error text, reference text, "requestSha256" text, decision text,
         state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text, uncounted boolean)
     ),
-    -- The ordered keys these finishes release (order-locks.ts).
+    -- The ordered keys these finishes release (order-locks.ts), locked before any head ends: the release below reads
+    -- them under these locks.
     keys as (
-      select ${orderKeysLocked(sql`f join tasks t on t.id = f."taskId"`, sql`f.state in (${TASK_STATES.succeeded}, ${TASK_STATES.failed}, ${TASK_STATES.cancelled})`)} as locked
+      select ${orderKeysLocked(sql`f join tasks t on t.id = f."taskId"`, sql`f.state in ${ENDS}`)} as locked
     ),
     task as (
       update tasks t set state = f.state, next_attempt_at = f.next, lease_owner = null, lease_expires_at = null,
@@ -86,7 +90,16 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         -- reclaimed the task and claimed it again. Only the attempt still open (a reclaim closes it) decides.
         and exists (select 1 from attempts a where a.id = f."attemptId" and a.task_id = t.id and a.finished_at is null)
         and (select locked from keys) >= 0
-      returning t.id
+      returning t.id, t.source, t.action, t.order_key, t.order_mode, t.state
+    ),
+    -- The keys whose heads ended, each releasing its next task (oncehook_order_release), in one call once every head
+    -- of the batch has ended: reading task, the call waits for its update to complete. A batch that ends no ordered
+    -- task calls nothing.
+    released as (
+      select oncehook_order_release(array_agg(t.source), array_agg(t.action), array_agg(t.order_key), array_agg(t.order_mode))
+      from task t
+      where t.order_key is not null and t.state in ${ENDS}
+      having count(*) > 0
     ),
     -- PostgreSQL runs every data-modifying CTE to completion, read or not.
     ledger as (
@@ -114,7 +127,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         updated_at = now()
       returning origin
     )
-    select f."taskId" in (select id from task) as kept from f order by f.i`,
+    select f."taskId" in (select id from task) as kept from f where (select count(*) from released) >= 0 order by f.i`,
   );
   return kept.map((row) => row.kept);
 }
