@@ -13,6 +13,7 @@ import { destinations, tasks } from '../../src/store/schema.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { engine } from '../support/engine.ts';
+import { finishOf } from '../support/finishes.ts';
 import { ledger, rows, task, taskIn, waitFor } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
@@ -52,27 +53,6 @@ async function claimAndDie(id: string) {
   const { tasks: claimed } = await claimTasks(db(), { owner: 'dead-worker', routes: routes(), limit: 10 });
   expect(claimed.map((t) => t.id)).toEqual([id]);
   return claimed[0]!;
-}
-
-/** A worker's finish of a claimed attempt: a 201 success, unless `change` says otherwise. */
-function finishOf(claimed: ClaimedTask, owner: string, change: Partial<AttemptFinish> = {}): AttemptFinish {
-  return {
-    taskId: claimed.id,
-    attemptId: claimed.attemptId!,
-    owner,
-    status: 201,
-    durationMs: 3,
-    class: 'success',
-    error: null,
-    reference: null,
-    requestSha256: null,
-    decision: 'succeeded',
-    state: 'succeeded',
-    delayMs: 0,
-    notBefore: null,
-    destination: null,
-    ...change,
-  };
 }
 
 function liveWorker() {

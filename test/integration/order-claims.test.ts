@@ -7,6 +7,7 @@ import { finishAttempts } from '../../src/store/atomic/finish.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine } from '../support/engine.ts';
+import { finishOf } from '../support/finishes.ts';
 import { rows } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
@@ -56,22 +57,6 @@ async function fill(keys: number[], versions: number[], made = new Map<string, {
   return made;
 }
 
-const finishOf = (claimed: ClaimedTask, owner: string) => ({
-  taskId: claimed.id,
-  attemptId: claimed.attemptId!,
-  owner,
-  status: 201,
-  durationMs: 1,
-  class: 'success',
-  error: null,
-  reference: null,
-  requestSha256: null,
-  decision: 'succeeded',
-  state: 'succeeded' as const,
-  delayMs: 0,
-  notBefore: null,
-  destination: null,
-});
 
 interface Send {
   /** The task sent: its key and version are looked up once everything is recorded (a claim may beat ingest's answer). */
