@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.ts';
 import { Routes } from '../../src/forward/routes.ts';
@@ -8,7 +9,7 @@ import { openStore, type Store } from '../../src/store/connect.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { engine } from '../support/engine.ts';
 import { finishOf } from '../support/finishes.ts';
-import { rows } from '../support/forwarding.ts';
+import { rows, waitFor } from '../support/forwarding.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 
 /**
@@ -140,6 +141,43 @@ describe('ordered tasks under concurrent claims', () => {
     // A deadlock is retried by ingest and the finish alike, so only the server's count tells one happened.
     expect(await deadlocks()).toBe(deadlocksBefore);
   });
+
+  if (engine() === 'postgres') {
+    it('a finish that waited for its key releases a task placed behind the head while it waited', async () => {
+      const made = await fill([4000], [1]);
+      const [head] = [...made.keys()];
+      const { tasks: claimed } = await claimTasks(gateway.store.db, { owner: 'waiter', routes: routes(), limit: 10 });
+      expect(claimed.map((c) => c.id)).toEqual([head]);
+      const other = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
+      try {
+        // Another transaction holds the key and places a task behind its head, held; the finish's statement begins
+        // meanwhile, so what it reads with its own snapshot has no such task.
+        const { finish } = await other.begin(async (tx) => {
+          await tx`select pg_advisory_xact_lock(oncehook_order_lock(source, action, order_key)) from tasks where id = ${head!}`;
+          await tx`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256, order_key, order_mode, order_number)
+            select 'behind-4000', source, action, 'behind-4000', delivery_id, 'pending', body_sha256, order_key, order_mode, 2
+            from tasks where id = ${head!}`;
+          const finish = finishAttempts(gateway.store.db, [finishOf(claimed[0]!, 'waiter')]);
+          await waitFor(async () => {
+            const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`;
+            return row!.n > 0;
+          });
+          return { finish };
+        });
+        expect(await finish).toEqual([true]);
+      } finally {
+        await other.end();
+      }
+      const [behind] = await rows<{ held: boolean; due: boolean }>(
+        gateway.store.db,
+        sql`select held, next_attempt_at <= now() as due from tasks where id = 'behind-4000'`,
+      );
+      expect(behind).toEqual({ held: false, due: true });
+      // Out of the way of the tests after this one, which claim whatever is due.
+      await rows(gateway.store.db, sql`update tasks set state = 'cancelled' where id = 'behind-4000'`);
+    });
+  }
 
   it('a worker that dies holding its keys loses nothing, doubles nothing, and keeps each key in order', async () => {
     const keys = Array.from({ length: 6 }, (_, i) => 2000 + i);
