@@ -179,6 +179,23 @@ describe('ordered tasks under concurrent claims', () => {
     });
   }
 
+  it("releases the next task after a previous build's finish, which does not release its keys itself", async () => {
+    // During a rolling upgrade an instance of the build before the finish released its keys still ends heads with a
+    // plain update, unmarked: the settle trigger must release for it, or the key waits for ever.
+    const made = await fill([4100], [1, 2]);
+    const byVersion = new Map([...made].map(([id, { version }]) => [version, id]));
+    const { tasks: claimed } = await claimTasks(gateway.store.db, { owner: 'previous-build', routes: routes(), limit: 10 });
+    expect(claimed.map((c) => c.id)).toEqual([byVersion.get(1)]);
+    const held = async () => (await rows<{ held: boolean }>(gateway.store.db, sql`select held from tasks where id = ${byVersion.get(2)!}`))[0]!.held;
+    expect(await held()).toBe(true);
+    await rows(
+      gateway.store.db,
+      sql`update tasks set state = 'succeeded', lease_owner = null, lease_expires_at = null, updated_at = now() where id = ${byVersion.get(1)!}`,
+    );
+    expect(await held()).toBe(false);
+    await rows(gateway.store.db, sql`update tasks set state = 'cancelled' where id = ${byVersion.get(2)!}`);
+  });
+
   it('a worker that dies holding its keys loses nothing, doubles nothing, and keeps each key in order', async () => {
     const keys = Array.from({ length: 6 }, (_, i) => 2000 + i);
     const versions = [2, 1, 3];

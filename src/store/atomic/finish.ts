@@ -76,8 +76,11 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
     ),
     -- The ordered keys these finishes release (order-locks.ts), locked before any head ends: the release below reads
     -- them under these locks.
+    -- Marked as a finish that releases its own keys: the settle trigger leaves its ended heads to the release
+    -- below (migration 0026), where a previous build's finish, unmarked, is still settled row by row.
     keys as (
-      select ${orderKeysLocked(sql`f join tasks t on t.id = f."taskId"`, sql`f.state in ${ENDS}`)} as locked
+      select ${orderKeysLocked(sql`f join tasks t on t.id = f."taskId"`, sql`f.state in ${ENDS}`)} as locked,
+        set_config('oncehook.finish_releases', 'on', true) as marked
     ),
     task as (
       update tasks t set state = f.state, next_attempt_at = f.next, lease_owner = null, lease_expires_at = null,
@@ -89,7 +92,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         -- The owner names a process, not a claim: after a stall past its lease, the same process may have
         -- reclaimed the task and claimed it again. Only the attempt still open (a reclaim closes it) decides.
         and exists (select 1 from attempts a where a.id = f."attemptId" and a.task_id = t.id and a.finished_at is null)
-        and (select locked from keys) >= 0
+        and (select locked from keys) >= 0 and (select marked from keys) = 'on'
       returning t.id, t.source, t.action, t.order_key, t.order_mode, t.state
     ),
     -- The keys whose heads ended, each releasing its next task (oncehook_order_release), in one call once every head
