@@ -77,7 +77,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
     -- The ordered keys these finishes release (order-locks.ts), locked before any head ends: the release below reads
     -- them under these locks.
     -- Marked as a finish that releases its own keys: the settle trigger leaves its ended heads to the release
-    -- below (migration 0026), where a previous build's finish, unmarked, is still settled row by row.
+    -- below (oncehook_order_settle_row), where a previous build's finish, unmarked, is still settled row by row.
     keys as (
       select ${orderKeysLocked(sql`f join tasks t on t.id = f."taskId"`, sql`f.state in ${ENDS}`)} as locked,
         set_config('oncehook.finish_releases', 'on', true) as marked
