@@ -8,11 +8,11 @@
  * moment: the dashboard's hour and day then hold history whenever the template was built.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { migratePostgresAt } from '../../src/store/migrate.ts';
+import { treeHash } from '../../test/support/tree-hash.ts';
 import { databaseUrl } from '../postgres.ts';
 import { DAY_MS, HISTORY_DAYS, historyStatements, KEPT_DAYS, type HistorySlice } from './rows.ts';
 
@@ -45,18 +45,11 @@ const admin = (serverUrl: string) => postgres(databaseUrl(serverUrl, 'postgres')
  * gateway applies those at its start on a copy as on any database.
  */
 function historyHash(): string {
-  const hash = createHash('sha256');
-  const migrations = fileURLToPath(new URL('../../src/store/migrations/', import.meta.url));
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else hash.update(path.slice(migrations.length)).update(readFileSync(path));
-    }
-  };
-  walk(migrations);
-  hash.update(readFileSync(new URL('./rows.ts', import.meta.url)));
-  return hash.digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update(treeHash(fileURLToPath(new URL('../../src/store/migrations/', import.meta.url))))
+    .update(readFileSync(new URL('./rows.ts', import.meta.url)))
+    .digest('hex')
+    .slice(0, 12);
 }
 
 /** The numbers the template holds: all but the last day's share of `tasks`. */

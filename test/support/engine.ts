@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import postgres, { type TransactionSql } from 'postgres';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrate, migratePostgresAt } from '../../src/store/migrate.ts';
+import { treeHash } from './tree-hash.ts';
 
 /** The PostgreSQL every test run uses. A test that needs it fails when it is down; it never skips. */
 export const PG_ADMIN_URL = process.env.ONCEHOOK_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -79,17 +80,7 @@ function databaseUrl(name: string): string {
 
 /** Every file the migrator applies, named and hashed: a template is made again whenever one changes. */
 function schemaHash(): string {
-  const hash = createHash('sha256');
-  const store = fileURLToPath(new URL('../../src/store/', import.meta.url));
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (/\.(sql|json)$/.test(entry.name)) hash.update(path.slice(store.length)).update(readFileSync(path));
-    }
-  };
-  walk(store);
-  return hash.digest('hex').slice(0, 16);
+  return treeHash(fileURLToPath(new URL('../../src/store/', import.meta.url)), [], /\.(sql|json)$/).slice(0, 16);
 }
 
 /** A lock of the test runs' own, held while a template is made. */
