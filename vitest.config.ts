@@ -44,10 +44,17 @@ export default defineConfig({
           env: { ONCEHOOK_TEST_DB: 'postgres' },
         },
       },
-      // Real processes and a real browser: slower when the whole suite shares two cores, so a wider margin.
+      // Real processes and a real browser: slower when the whole suite shares two cores, so a wider margin. Its
+      // files share their worker's modules too: they import little of the sources and change no global.
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 90_000, globalSetup: [RUN_DATABASES, 'test/support/build-once.ts'] },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          testTimeout: 90_000,
+          isolate: false,
+          globalSetup: [RUN_DATABASES, 'test/support/build-once.ts'],
+        },
       },
       {
         extends: true,
