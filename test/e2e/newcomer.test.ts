@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../src/store/data-dir-lock.ts';
 import { freePort } from '../support/free-port.ts';
-import { exitOf, LAUNCHER, REPO, runCli, runProcess, spawnGateway, type GatewayProcess } from '../support/process.ts';
+import { BIN, exitOf, LAUNCHER, REPO, runCli, runProcess, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
 // What the README promises a newcomer, run as the README writes it: `npm start` serves on embedded PGlite with
 // the example config, and its `npx oncehook send-sample` lines, read from the README itself, get the answers their
@@ -82,6 +82,8 @@ describe('the launcher from another directory, through tsx', () => {
   const elsewhere = mkdtempSync(join(tmpdir(), 'oncehook-elsewhere-'));
   const dataDir = join(elsewhere, 'data');
   const checkout = { bin: LAUNCHER, cwd: elsewhere };
+  // The refusals below are the same code from the run's build, from the same directory, at a fraction of the start.
+  const built = { bin: BIN, cwd: elsewhere };
   const env = { DATABASE_URL: undefined, ONCEHOOK_DATA_DIR: dataDir, ONCEHOOK_CONFIG: join(REPO, 'oncehook.config.json'), ONCEHOOK_FROM_SOURCES: '1' };
   let gateway: GatewayProcess;
 
@@ -112,8 +114,8 @@ describe('the launcher from another directory, through tsx', () => {
   // ran a second PostgreSQL on the same files. (A lock left by kill -9 is taken over: forward-kill.test.ts.)
   it('refuses a second process on its data directory, naming the one that has it', async () => {
     const refusal = `in use by process ${gateway.child.pid}`;
-    await expect(spawnGateway({ env, ...checkout })).rejects.toThrow(refusal);
-    const migrate = await runCli(['migrate'], env, checkout);
+    await expect(spawnGateway({ env, ...built })).rejects.toThrow(refusal);
+    const migrate = await runCli(['migrate'], env, built);
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toContain(refusal);
     expect(migrate.stderr).not.toMatch(/^\s+at /m);
@@ -121,7 +123,7 @@ describe('the launcher from another directory, through tsx', () => {
   });
 
   it('send-sample names an unknown source and exits non-zero', async () => {
-    const result = await runCli(['send-sample', 'nope', '--url', gateway.url], env, checkout);
+    const result = await runCli(['send-sample', 'nope', '--url', gateway.url], env, built);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('no source "nope"');
   });
