@@ -193,11 +193,14 @@ export const tasks = pgTable(
     index('tasks_waiting_steps_idx').on(t.afterTaskId).where(sql`state = 'pending' and after_task_id is not null`),
     index('tasks_lease_idx').on(t.leaseExpiresAt).where(sql`state = 'in_progress'`),
     index('tasks_state_idx').on(t.state, t.createdAt),
-    // An ordered key's head and the held task to release next; and the newest position sent (mode latest).
+    // An ordered key's head and the held task to release next; and the newest position sent, which only mode latest
+    // reads: a task in sequence, sent and finished, would add two entries to keep for nothing.
     index('tasks_order_open_idx')
       .on(t.source, t.action, t.orderKey, t.held, t.orderNumber, t.orderText, t.orderSeq)
       .where(sql`order_key is not null and state in ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval')`),
-    index('tasks_order_sent_idx').on(t.source, t.action, t.orderKey, t.orderNumber, t.orderText, t.orderSeq).where(sql`order_key is not null and first_attempt_at is not null`),
+    index('tasks_order_latest_sent_idx')
+      .on(t.source, t.action, t.orderKey, t.orderNumber, t.orderText, t.orderSeq)
+      .where(sql`order_mode = 'latest' and first_attempt_at is not null`),
     // What retention may purge, in the order it expires: a finished task enters when it finishes and leaves
     // when its body goes, so a purge reads what it purges and never the tombstones behind it.
     index('tasks_purge_idx')

@@ -12,7 +12,9 @@ import { functionsToApply, readFunctions, UnknownFunctionRevision, type Function
 const REVISIONS: Record<string, Record<number, string>> = {
   oncehook_claim_limited: { 1: '1f2ba856b9f08c06', 2: 'dc9d8b64eee39bc5' },
   oncehook_claim_tasks: { 1: 'e64b8c5b53de11a7', 2: 'bd24292b434fd61a', 3: 'acff1717b9170688' },
+  oncehook_order_hold: { 1: '8b49c57cfd238f8f' },
   oncehook_order_release: { 1: '521e0e6255370698', 2: 'f1dcc8bde0e6bd7e' },
+  oncehook_order_settle: { 1: 'e16789084d336a7b' },
   oncehook_order_settle_row: { 1: 'ff7b54f3e4e96be4' },
   oncehook_record_deliveries: { 1: '3f9b89806b2dbb0b', 2: 'c820a6b887d815f3', 3: '2100bfe54f87eb33' },
   oncehook_record_known_deliveries: { 1: '1241f7773668db76' },

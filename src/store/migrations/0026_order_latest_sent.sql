@@ -1,0 +1,2 @@
+DROP INDEX "tasks_order_sent_idx";--> statement-breakpoint
+CREATE INDEX "tasks_order_latest_sent_idx" ON "tasks" USING btree ("source","action","order_key","order_number","order_text","order_seq") WHERE order_mode = 'latest' and first_attempt_at is not null;
