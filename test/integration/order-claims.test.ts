@@ -179,6 +179,39 @@ describe('ordered tasks under concurrent claims', () => {
     });
   }
 
+  if (engine() === 'postgres') {
+    it('a finish whose next task a person cancels while it releases it lets the task after that go', async () => {
+      const made = await fill([4200], [1, 2, 3]);
+      const byVersion = new Map([...made].map(([id, { version }]) => [version, id]));
+      const { tasks: claimed } = await claimTasks(gateway.store.db, { owner: 'cancelled-next', routes: routes(), limit: 10 });
+      expect(claimed.map((c) => c.id)).toEqual([byVersion.get(1)]);
+      const other = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
+      try {
+        // A person's cancel of the next task, not yet committed: it holds that task's row, and no lock of its key. The
+        // finish finds the task held, then waits for the cancel before it can release it.
+        const { finish } = await other.begin(async (tx) => {
+          await tx`update tasks set state = 'cancelled', updated_at = now() where id = ${byVersion.get(2)!}`;
+          const finish = finishAttempts(gateway.store.db, [finishOf(claimed[0]!, 'cancelled-next')]);
+          await waitFor(async () => {
+            const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`;
+            return row!.n > 0;
+          });
+          return { finish };
+        });
+        expect(await finish).toEqual([true]);
+      } finally {
+        await other.end();
+      }
+      const [after] = await rows<{ held: boolean; due: boolean }>(
+        gateway.store.db,
+        sql`select held, next_attempt_at <= now() as due from tasks where id = ${byVersion.get(3)!}`,
+      );
+      expect(after).toEqual({ held: false, due: true });
+      await rows(gateway.store.db, sql`update tasks set state = 'cancelled' where id = ${byVersion.get(3)!}`);
+    });
+  }
+
   it("releases the next task after a previous build's finish, which does not release its keys itself", async () => {
     // During a rolling upgrade an instance of the build before the finish released its keys still ends heads with a
     // plain update, unmarked: the settle trigger must release for it, or the key waits for ever.
