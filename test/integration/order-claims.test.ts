@@ -93,6 +93,14 @@ async function deadlocks(): Promise<number> {
   return row!.n;
 }
 
+/** Until a statement of this database waits for a lock of `event`'s kind: the finish another transaction holds up. */
+const untilWaiting = (tx: postgres.TransactionSql, event: 'advisory' | 'transactionid') =>
+  waitFor(async () => {
+    const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${event}`;
+    return row!.n > 0;
+  });
+
 const settled = async (made: Map<string, unknown>) => {
   const [row] = await rows<{ n: number }>(
     gateway.store.db,
@@ -158,11 +166,7 @@ describe('ordered tasks under concurrent claims', () => {
             select 'behind-4000', source, action, 'behind-4000', delivery_id, 'pending', body_sha256, order_key, order_mode, 2
             from tasks where id = ${head!}`;
           const finish = finishAttempts(gateway.store.db, [finishOf(claimed[0]!, 'waiter')]);
-          await waitFor(async () => {
-            const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
-              where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`;
-            return row!.n > 0;
-          });
+          await untilWaiting(tx, 'advisory');
           return { finish };
         });
         expect(await finish).toEqual([true]);
@@ -192,11 +196,7 @@ describe('ordered tasks under concurrent claims', () => {
         const { finish } = await other.begin(async (tx) => {
           await tx`update tasks set state = 'cancelled', updated_at = now() where id = ${byVersion.get(2)!}`;
           const finish = finishAttempts(gateway.store.db, [finishOf(claimed[0]!, 'cancelled-next')]);
-          await waitFor(async () => {
-            const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
-              where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`;
-            return row!.n > 0;
-          });
+          await untilWaiting(tx, 'transactionid');
           return { finish };
         });
         expect(await finish).toEqual([true]);
