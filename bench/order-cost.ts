@@ -2,7 +2,9 @@
  * What an action's `order` costs the database a task: the forwarder's claim and finish alone (no HTTP, no worker
  * around them), draining `--tasks` pending tasks of one action, once with `order` in mode `sequence` over `--keys`
  * keys and once without, in turn. The figure is the CPU of the database's own backend (Linux's /proc) over the drain
- * ÷ the tasks, the claim's and the finish's apart: WAL writing and autovacuum are not in it.
+ * ÷ the tasks, the claim's and the finish's apart: WAL writing and autovacuum are not in it. Beside it the buffers a
+ * task, the server's own count for the database: they repeat from one drain to the next where the CPU swings with
+ * the machine.
  *
  *   npx tsx bench/order-cost.ts                       # 20,000 tasks over 1,000 keys, two rounds
  *   npx tsx bench/order-cost.ts --keys 100 --rounds 4
@@ -58,6 +60,14 @@ interface Drain {
   /** µs of the backend's CPU a task. */
   claim: number;
   finish: number;
+  buffers: number;
+}
+
+/** The buffers the database's backends have read or found in memory so far, this connection's own flushed first. */
+async function buffersOf(db: Awaited<ReturnType<typeof openStore>>['db']): Promise<number> {
+  await db.execute(sql`select pg_stat_force_next_flush()`);
+  const [row] = await rowsOf<{ n: string }>(db, sql`select (blks_hit + blks_read)::text as n from pg_stat_database where datname = current_database()`);
+  return Number(row!.n);
 }
 
 async function drain(ordered: boolean): Promise<Drain> {
@@ -75,6 +85,7 @@ async function drain(ordered: boolean): Promise<Drain> {
       from generate_series(1, ${TASKS}) i`);
     await store.db.execute(sql`vacuum analyze tasks`);
     const [{ pid }] = (await rowsOf<{ pid: number }>(store.db, sql`select pg_backend_pid() as pid`)) as [{ pid: number }];
+    const buffersBefore = await buffersOf(store.db);
     let claimed = 0;
     let finished = 0;
     let done = 0;
@@ -89,9 +100,10 @@ async function drain(ordered: boolean): Promise<Drain> {
       finished += cpuUs(pid) - before;
       done += tasks.length;
     }
+    const buffers = (await buffersOf(store.db)) - buffersBefore;
     if (done !== TASKS) throw new Error(`${done} of ${TASKS} tasks finished: a key was left held`);
     const perTask = (us: number) => Math.round(us / done);
-    return { perSecond: Math.round((done / (performance.now() - started)) * 1000), claim: perTask(claimed), finish: perTask(finished) };
+    return { perSecond: Math.round((done / (performance.now() - started)) * 1000), claim: perTask(claimed), finish: perTask(finished), buffers: perTask(buffers) };
   } finally {
     await store.close();
     await admin.unsafe(`drop database if exists ${NAME} with (force)`);
@@ -106,7 +118,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
   for (const ordered of round % 2 === 0 ? [false, true] : [true, false]) drains.set(ordered, await drain(ordered));
   const [unordered, ordered] = [drains.get(false)!, drains.get(true)!];
   const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
-  const line = (name: string, d: Drain) => `${name} ${d.claim + d.finish} µs (claim ${d.claim}, finish ${d.finish}), ${d.perSecond.toLocaleString('en-US')}/s`;
+  const line = (name: string, d: Drain) => `${name} ${d.claim + d.finish} µs (claim ${d.claim}, finish ${d.finish}), ${d.buffers} buffers, ${d.perSecond.toLocaleString('en-US')}/s`;
   const extra = ordered.claim + ordered.finish - unordered.claim - unordered.finish;
   console.log(`round ${round + 1} (load ${load}): ${line('unordered', unordered)}; ${line('ordered', ordered)}; ordered ${extra >= 0 ? '+' : ''}${extra} µs`);
 }
