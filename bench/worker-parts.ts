@@ -79,7 +79,7 @@ export async function partCosts(m: WorkerModules, origin: string, body: string):
     attempts: 1,
     lookups: 0,
     mode: 'send',
-    attemptId: i,
+    claim: i,
     reason: null,
     priorState: 'pending',
     requestUrl: null,

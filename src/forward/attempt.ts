@@ -87,7 +87,7 @@ function unfrozen(route: Route, lookup: Lookup | null, frozen: { requestUrl: str
 
 /** A stopping worker's claim that was never sent goes back as it was claimed. */
 async function handBack(task: ClaimedTask, deps: AttemptDeps): Promise<void> {
-  const released = await releaseUnsent(deps.db, { taskId: task.id, attemptId: task.attemptId!, owner: deps.owner, mode: task.mode, priorState: task.priorState });
+  const released = await releaseUnsent(deps.db, { taskId: task.id, claim: task.claim!, owner: deps.owner, mode: task.mode, priorState: task.priorState });
   deps.logger.info({ task: task.id, source: task.source, action: task.action, released }, 'stopping: handed back a claim that was never sent');
 }
 
@@ -112,7 +112,7 @@ async function record(
   const { verdict, decision, durationMs } = ended;
   // Object.assign, not a spread followed by more fields: seven of those cost ~9 µs a task on Node 20 (decide.ts).
   const kept = await deps.finish(
-    Object.assign({}, decision, { taskId: task.id, attemptId: task.attemptId!, owner: deps.owner, durationMs, class: verdict.class, requestSha256: ended.requestSha256 }),
+    Object.assign({}, decision, { taskId: task.id, claim: task.claim!, owner: deps.owner, durationMs, class: verdict.class, requestSha256: ended.requestSha256 }),
   );
   deps.metrics.forwardAttempts.inc({ source: task.source, action: task.action, class: verdict.class });
   deps.metrics.forwardSeconds.observe({ source: task.source, action: task.action, kind: task.mode }, durationMs / 1000);

@@ -11,6 +11,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
 /** Raw body bytes: kept exactly as received, because signatures and downstream retries depend on them. */
@@ -155,6 +156,14 @@ export const tasks = pgTable(
     firstAttemptAt: at('first_attempt_at'),
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: at('lease_expires_at'),
+    /**
+     * The last send or lookup claim: its number (never taken back, unlike `attempts` and `lookups`, so it names one
+     * claim), time and kind. Its ledger row is written once, when it ends; until then these show it in flight, and a
+     * reclaim of its lease writes the row from them (migration 0027). Unindexed: the claim writes them.
+     */
+    claims: integer('claims').notNull().default(0),
+    claimedAt: at('claimed_at'),
+    claimKind: text('claim_kind'),
     lastError: text('last_error'),
     /**
      * Why the action's transform made no body of the delivery: the task failed before any send, and `body` holds
@@ -232,7 +241,7 @@ export const taskRefs = pgTable(
   ],
 );
 
-/** The run ledger: one row per attempt and the decision taken after it. Fillfactor 35: see migration 0003. */
+/** The run ledger: one row per attempt and the decision taken after it, written when the attempt ends. */
 export const attempts = pgTable(
   'attempts',
   {
@@ -250,9 +259,12 @@ export const attempts = pgTable(
     error: text('error'),
     reference: text('reference'),
     decision: text('decision'),
+    /** The task's claim it ends (`tasks.claims`); null for a transform's row and for rows from before migration 0027. */
+    claim: integer('claim'),
   },
   (t) => [
-    index('attempts_task_idx').on(t.taskId, t.number),
+    // One row per claim: a finish sent twice, or a late one after a reclaim, cannot write a second.
+    uniqueIndex('attempts_claim_key').on(t.taskId, t.claim),
     // The charts' attempts by start time, as for deliveries (migration 0017). `started_at` is never updated, so
     // the finish stays a HOT update (migration 0003).
     index('attempts_started_idx').using('brin', t.startedAt).with({ autosummarize: true }),

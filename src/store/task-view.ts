@@ -45,6 +45,9 @@ async function readTaskView(db: Db, id: string) {
       firstAttemptAt: tasks.firstAttemptAt,
       leaseOwner: tasks.leaseOwner,
       leaseExpiresAt: tasks.leaseExpiresAt,
+      claim: tasks.claims,
+      claimedAt: tasks.claimedAt,
+      claimKind: tasks.claimKind,
       lastError: tasks.lastError,
       resultReference: tasks.resultReference,
       owner: tasks.owner,
@@ -64,12 +67,16 @@ async function readTaskView(db: Db, id: string) {
     .from(tasks)
     .where(eq(tasks.id, id));
   if (!task) return null;
-  const { bodyStart, requestUrl, lookupUrl, orderKey, orderMode, orderBy, held, supersededBy, holder, ...row } = task;
+  const { bodyStart, requestUrl, lookupUrl, orderKey, orderMode, orderBy, held, supersededBy, holder, claim, claimedAt, claimKind, ...row } = task;
   const order =
     orderKey === null
       ? null
       : { key: orderKey, mode: orderMode as OrderMode, position: orderBy, heldBy: held ? holder : null, supersededBy };
-  const ledger = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
+  const written: LedgerRow[] = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
+  // The attempt in flight has no row until it ends: the claim the task notes shows it, last.
+  const ledger = task.state === 'in_progress' && claimKind !== null && claimedAt !== null
+    ? [...written, inFlight(id, { claim, number: task.attempts, kind: claimKind, startedAt: claimedAt })]
+    : written;
   const actions = await db.select().from(operatorActions).where(eq(operatorActions.taskId, id)).orderBy(asc(operatorActions.id));
   const replays = await db
     .select({ id: tasks.id, state: tasks.state, createdAt: tasks.createdAt })
@@ -78,6 +85,14 @@ async function readTaskView(db: Db, id: string) {
     // The last is the latest replay, as replayTask's `after` check reads it: both break a tie by ID.
     .orderBy(asc(tasks.createdAt), asc(tasks.id));
   return { ...row, order, body: shownBody(bodyStart), ledger, operatorActions: actions, replays, frozenUrls: { requestUrl, lookupUrl } };
+}
+
+/** A row of the run ledger; the attempt still in flight has no ID. */
+export type LedgerRow = Omit<typeof attempts.$inferSelect, 'id'> & { id: number | null };
+
+function inFlight(taskId: string, claim: { claim: number; number: number; kind: string; startedAt: Date }): LedgerRow {
+  const none = { finishedAt: null, requestSha256: null, responseStatus: null, durationMs: null, class: null, error: null };
+  return { id: null, taskId, ...claim, ...none, reference: null, decision: null };
 }
 
 /** How much of a task's stored bytes its view shows: a shaped API request whole, a large delivery's start. */

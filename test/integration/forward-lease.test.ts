@@ -8,8 +8,12 @@ import { createMetrics } from '../../src/metrics.ts';
 import { claimTasks, reclaimExpiredLeases, releaseUnsent, renewLease, type ClaimedTask } from '../../src/store/atomic/claim.ts';
 import { finishAttempts, type AttemptFinish } from '../../src/store/atomic/finish.ts';
 import { retryTask, type OperatorOutcome } from '../../src/store/atomic/operator.ts';
+import { attemptClasses } from '../../src/store/queries/attempt-classes.ts';
+import { attemptsOverTime } from '../../src/store/queries/attempt-series.ts';
+import { windowOf } from '../../src/store/queries/time-buckets.ts';
 import type { Db } from '../../src/store/connect.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
+import { taskView } from '../../src/store/task-view.ts';
 import { post, shopConfig, shopifyDelivery } from '../support/deliveries.ts';
 import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { engine } from '../support/engine.ts';
@@ -89,6 +93,41 @@ describe('leases', () => {
     }
   });
 
+  it('a crash after the claim leaves the attempt on record: in flight on its task, then closed as lease_expired', async () => {
+    const id = await deliver('plain');
+    const open = async () => (await attemptClasses(gateway.store)).open ?? 0;
+    const openBefore = await open();
+    const claimed = await claimAndDie(id);
+    const { claimedAt } = await task(db(), id);
+    expect(claimed).toMatchObject({ mode: 'send', attempts: 1, claim: 1 });
+
+    // No row until the attempt ends; the task's view, the stats and the chart show it in flight.
+    expect(await ledger(db(), id)).toEqual([]);
+    const view = (await taskView(db(), id))!;
+    expect(view.ledger).toEqual([expect.objectContaining({ id: null, kind: 'send', number: 1, claim: 1, startedAt: claimedAt, finishedAt: null, class: null })]);
+    expect(await open()).toBe(openBefore + 1);
+    const chart = await attemptsOverTime(gateway.store, await windowOf(db(), 'hour'));
+    expect(chart.counts.open?.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
+
+    await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
+    expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
+    const written = await ledger(db(), id);
+    expect(written.map((r) => [r.kind, r.number, r.claim, r.class, r.decision])).toEqual([['send', 1, 1, 'lease_expired', 'outcome_unknown']]);
+    expect(written[0]!.startedAt).toEqual(claimedAt);
+    expect(written[0]!.finishedAt).not.toBeNull();
+    expect((await taskView(db(), id))!.ledger).toEqual(written);
+    expect(await open()).toBe(openBefore);
+    await db().update(tasks).set({ state: 'cancelled' }).where(eq(tasks.id, id));
+  });
+
+  it('one row per claim: the ledger refuses a second row for a claim of a task', async () => {
+    const id = await deliver('plain');
+    const claimed = await claimAndDie(id);
+    await finishAttempts(db(), [finishOf(claimed, 'dead-worker')]);
+    await expect(db().execute(sql`insert into attempts (task_id, claim, number) values (${id}, ${claimed.claim}, 1)`)).rejects.toThrow();
+    expect(await ledger(db(), id)).toHaveLength(1);
+  });
+
   it('a renewed lease moves forward in database time; a lease held by another worker is not renewed', async () => {
     const id = await deliver('plain');
     await claimAndDie(id);
@@ -128,7 +167,7 @@ describe('leases', () => {
 
     const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', decision: 'failed', state: 'failed' } as const;
     expect(await finishAttempts(db(), [finishOf(first!, owner, rejected)])).toEqual([false]);
-    expect(await releaseUnsent(db(), { taskId: id, attemptId: first!.attemptId!, owner, mode: 'send', priorState: 'pending' })).toBe(false);
+    expect(await releaseUnsent(db(), { taskId: id, claim: first!.claim!, owner, mode: 'send', priorState: 'pending' })).toBe(false);
     expect(await task(db(), id)).toMatchObject({ state: 'in_progress', leaseOwner: owner, attempts: 2 });
 
     expect(await finishAttempts(db(), [finishOf(second!, owner, { reference: 'ref-2' })])).toEqual([true]);
@@ -216,10 +255,11 @@ if (engine() === 'postgres') describe('the claim', () => {
     let claimReturned = false;
     const claiming = claimTasks(db(), { owner: 'worker', routes: routes(), limit: 10 }).finally(() => (claimReturned = true));
     try {
-      // The claim's statement locks the tables it writes once its plan is ready, just before its snapshot.
+      // The claim's statement locks the table it writes once its plan is ready, just before its snapshot.
       await waitFor(async () => (await rows<{ n: number }>(db(), sql`select count(*)::int as n from pg_locks l
         join pg_stat_activity a using (pid)
-        where l.relation = 'attempts'::regclass and a.query like '%oncehook_claim_tasks%' and a.pid <> pg_backend_pid()`))[0]!.n > 0, 5_000);
+        where l.relation = 'tasks'::regclass and l.mode = 'RowExclusiveLock' and a.query like '%oncehook_claim_tasks%'
+          and a.pid <> pg_backend_pid()`))[0]!.n > 0, 5_000);
       await new Promise((resolve) => setTimeout(resolve, 5));
       expect(claimReturned, 'the claim is still walking the backlog when the retry commits').toBe(false);
     } finally {

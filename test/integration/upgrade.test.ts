@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
+import { reclaimExpiredLeases } from '../../src/store/atomic/claim.ts';
 import { recordDeliveries } from '../../src/store/atomic/record.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrate, MIGRATIONS_FOLDER } from '../../src/store/migrate.ts';
@@ -9,7 +10,7 @@ import { deliveryView } from '../../src/store/queries/deliveries.ts';
 import { listTasks } from '../../src/store/queries/tasks.ts';
 import { rowsOf } from '../../src/store/rows.ts';
 import { freshDatabase, freshStore, type TestDatabase } from '../support/engine.ts';
-import { releasedUpTo, schemaOf } from '../support/migrations.ts';
+import { migrationsUpTo, releasedUpTo, schemaOf } from '../support/migrations.ts';
 import { shopReceipt } from '../support/receipts.ts';
 
 const receipt = (n: number) => shopReceipt(`up-d${n}`, `up-e${n}`);
@@ -110,6 +111,47 @@ describe('upgrading a database whose failures were replayed', () => {
     } finally {
       await own.close();
       await replayed.drop();
+    }
+  });
+});
+
+describe('upgrading a database with an attempt in flight', () => {
+  it('to the ledger written when an attempt ends (migration 0027): the attempt stays on record, and its reclaim writes it', async () => {
+    const flying = await freshDatabase();
+    const own = await openStore({ databaseUrl: flying.url });
+    try {
+      const before = migrationsUpTo('0026_order_latest_sent');
+      folders.push(before.migrationsFolder);
+      await migrate(own, flying.url, before);
+      // Under 0026 a claim opened the attempt's row and its finish closed it: one in flight (its worker gone), one ended.
+      const task = (id: string, state: string) => sql`insert into tasks (id, source, action, event_id, delivery_id, state,
+          body_sha256, attempts, lease_owner, lease_expires_at)
+        values (${id}, 'shop', 'crm', ${id}, ${id}, ${state}, 'x', 1, ${state === 'in_progress' ? 'gone' : null},
+          ${state === 'in_progress' ? sql`now() - interval '1 second'` : null})`;
+      await own.db.execute(task('t_up_flying', 'in_progress'));
+      await own.db.execute(task('t_up_ended', 'succeeded'));
+      await own.db.execute(sql`insert into attempts (task_id, number, kind, started_at, finished_at, class)
+        values ('t_up_flying', 1, 'send', '2026-01-02 03:04:05.123456+00', null, null),
+               ('t_up_ended', 1, 'send', '2026-01-02 03:04:05+00', '2026-01-02 03:04:06+00', 'success')`);
+
+      await migrate(own, flying.url);
+      const rows = (id: string) =>
+        rowsOf<{ number: number; claim: number | null; class: string | null; started: string }>(own.db,
+          sql`select number, claim, class, to_char(started_at at time zone 'UTC', 'HH24:MI:SS.US') as started
+            from attempts where task_id = ${id} order by id`);
+      // In flight: noted on its task as this build's claim notes it, with no row until it ends.
+      const [noted] = await rowsOf<{ claims: number; kind: string; at: string }>(own.db,
+        sql`select claims, claim_kind as kind, to_char(claimed_at at time zone 'UTC', 'HH24:MI:SS.US') as at
+          from tasks where id = 't_up_flying'`);
+      expect(noted).toEqual({ claims: 1, kind: 'send', at: '03:04:05.123456' });
+      expect(await rows('t_up_flying')).toEqual([]);
+      expect(await rows('t_up_ended')).toEqual([{ number: 1, claim: null, class: 'success', started: '03:04:05.000000' }]);
+
+      expect((await reclaimExpiredLeases(own.db)).map((t) => t.id)).toEqual(['t_up_flying']);
+      expect(await rows('t_up_flying')).toEqual([{ number: 1, claim: 1, class: 'lease_expired', started: '03:04:05.123456' }]);
+    } finally {
+      await own.close();
+      await flying.drop();
     }
   });
 });

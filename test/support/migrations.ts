@@ -17,14 +17,22 @@ const LAST_WITHOUT_FUNCTIONS = '0021_record_known_deliveries';
 
 /** What a release that stopped at migration `last` migrated with: its migrations as they shipped, and no functions. */
 export function releasedUpTo(last: string): Release {
+  return migrationsUpTo(last, true);
+}
+
+/**
+ * The migrations up to `last` alone, without the database functions of the release that stopped there: for a test
+ * that writes that release's rows by hand, and calls none of its functions. `shipped`: the files as they shipped.
+ */
+export function migrationsUpTo(last: string, shipped = false): Release {
   const dir = mkdtempSync(join(tmpdir(), 'oncehook-migrations-'));
   cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
-  for (const [file, text] of Object.entries(SHIPPED)) writeFileSync(join(dir, file), text);
+  if (shipped) for (const [file, text] of Object.entries(SHIPPED)) writeFileSync(join(dir, file), text);
   const journalFile = join(dir, 'meta', '_journal.json');
   const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
   const upTo = journal.entries.findIndex((entry) => entry.tag === last);
   if (upTo < 0) throw new Error(`no migration ${last}`);
-  if (upTo > journal.entries.findIndex((entry) => entry.tag === LAST_WITHOUT_FUNCTIONS)) {
+  if (shipped && upTo > journal.entries.findIndex((entry) => entry.tag === LAST_WITHOUT_FUNCTIONS)) {
     throw new Error(`a release after ${LAST_WITHOUT_FUNCTIONS} had database functions of its own, which this does not hold`);
   }
   journal.entries = journal.entries.slice(0, upTo + 1);

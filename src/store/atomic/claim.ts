@@ -69,8 +69,11 @@ export interface ClaimedTask {
   /** Lookups so far, this one included when the mode is `lookup`. */
   lookups: number;
   mode: ClaimMode;
-  /** The ledger row opened by the claim; null for `review`, which sends nothing. */
-  attemptId: number | null;
+  /**
+   * The claim's number on its task (`tasks.claims`), which its finish or release names: the ledger row they write is
+   * this claim's, and only while the task is still under it. Null for `review`, which sends nothing.
+   */
+  claim: number | null;
   /** Why a `review` claim holds the task for a person. */
   reason: string | null;
   /** `pending` or `outcome_unknown`: where an unsent claim goes back to. */
@@ -81,8 +84,9 @@ export interface ClaimedTask {
 }
 
 /**
- * Claims up to `limit` due tasks in one call — graphile-worker's shape: lock with SKIP LOCKED, update, open a
- * ledger row — so a crash after the claim still leaves the attempt on record. An unknown outcome is reconciled
+ * Claims up to `limit` due tasks in one call — graphile-worker's shape: lock with SKIP LOCKED, update — and notes
+ * each claim on its task, so a crash after the claim still leaves the attempt on record (in flight, until the
+ * reclaim of its lease writes its ledger row). An unknown outcome is reconciled
  * by the rules of docs/forwarding.md ("Outcome unknown"), decided there in database time: send again under the
  * same key while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
  * planner settings it needs live in the database function `oncehook_claim_tasks` (src/store/functions/): one round
@@ -183,7 +187,8 @@ export interface ReclaimedTask {
 /**
  * A lease that expired belongs to a worker that stopped mid-attempt: its request may have reached the
  * downstream, so the task becomes an unknown outcome (reconciled by the claim's rules, never blindly
- * resent) and the open ledger row is closed as such.
+ * resent) and the ledger records the attempt as such, from the claim the task notes. A result that comes back
+ * later still replaces it (finish.ts).
  */
 export async function reclaimExpiredLeases(db: Db): Promise<ReclaimedTask[]> {
   return rowsOf<ReclaimedTask>(
@@ -198,13 +203,15 @@ export async function reclaimExpiredLeases(db: Db): Promise<ReclaimedTask[]> {
         next_attempt_at = now(), updated_at = now(),
         last_error = 'the worker holding the lease stopped before finishing the attempt'
       from expired where t.id = expired.id
-      returning t.id, t.source, t.action
+      returning t.id, t.source, t.action, t.claims, t.attempts, t.claim_kind, t.claimed_at
     ),
     ledger as (
-      update attempts a set finished_at = now(), class = 'lease_expired', decision = 'outcome_unknown',
-        error = 'the worker stopped mid-attempt; the request may have reached the downstream'
-      from reclaimed where a.task_id = reclaimed.id and a.finished_at is null
-      returning a.id
+      insert into attempts (task_id, claim, number, kind, started_at, finished_at, class, decision, error)
+      select id, claims, attempts, claim_kind, claimed_at, now(), 'lease_expired', 'outcome_unknown',
+        'the worker stopped mid-attempt; the request may have reached the downstream'
+      from reclaimed where claim_kind is not null
+      on conflict (task_id, claim) do nothing
+      returning id
     )
     select id, source, action from reclaimed`,
   );
@@ -219,12 +226,12 @@ export async function reclaimExpiredLeases(db: Db): Promise<ReclaimedTask[]> {
  * Gives back a claim whose request was never written: the task is due again at once, in the state it was
  * claimed from — `pending`, or `outcome_unknown` for a keyed resend or a lookup, so the next claim checks
  * again whether the downstream still keeps the key — and the claim's count is taken back, so a shutdown costs
- * no attempt. The ledger keeps the row, closed as released. Only while this worker still holds the lease;
- * returns whether it did.
+ * no attempt. The ledger records the claim as released. Only while this worker still holds the lease under this
+ * claim; returns whether it did.
  */
 export async function releaseUnsent(
   db: Db,
-  input: { taskId: string; attemptId: number; owner: string; mode: ClaimMode; priorState: TaskState },
+  input: { taskId: string; claim: number; owner: string; mode: ClaimMode; priorState: TaskState },
 ): Promise<boolean> {
   const send = input.mode === CLAIM_MODES.send;
   const [row] = await rowsOf<{ released: boolean }>(
@@ -235,14 +242,17 @@ export async function releaseUnsent(
         attempts = attempts - ${send ? 1 : 0}, lookups = lookups - ${send ? 0 : 1},
         first_attempt_at = case when ${send} and attempts = 1 then null else first_attempt_at end,
         next_attempt_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
-      where id = ${input.taskId} and lease_owner = ${input.owner} and state = 'in_progress'
-        -- This claim's, not a later one by the same process (see finishAttempts).
-        and exists (select 1 from attempts a where a.id = ${input.attemptId} and a.task_id = tasks.id and a.finished_at is null)
-      returning id
+      -- This claim's, not a later one by the same process (see finishAttempts).
+      where id = ${input.taskId} and lease_owner = ${input.owner} and state = 'in_progress' and claims = ${input.claim}
+      returning id, claims, attempts, claim_kind, claimed_at
     ),
+    -- Numbered as the claim numbered it, before its count was taken back.
     ledger as (
-      update attempts set finished_at = now(), class = 'released', decision = 'released unsent: the worker stopped before writing the request'
-      where id = ${input.attemptId} and exists (select 1 from task)
+      insert into attempts (task_id, claim, number, kind, started_at, finished_at, class, decision)
+      select id, claims, attempts + ${send ? 1 : 0}, claim_kind, claimed_at, now(), 'released',
+        'released unsent: the worker stopped before writing the request'
+      from task
+      on conflict (task_id, claim) do nothing
       returning id
     )
     -- Another worker may be idle: it should take the task now, not at its next poll.

@@ -1,5 +1,5 @@
 /**
- * How an attempt ends: the ledger row it opened, the task's next state (only while the worker still holds the
+ * How an attempt ends: its ledger row, written whole, the task's next state (only while the worker still holds the
  * lease, as every statement of the forwarder is guarded: see claim.ts), and the destination an answer cooled down
  * or paused. Many attempts in one statement.
  */
@@ -18,7 +18,8 @@ export type DestinationChange = { origin: string; pause: string | null };
 
 export interface AttemptFinish {
   taskId: string;
-  attemptId: number;
+  /** The claim this attempt was sent under (ClaimedTask's). */
+  claim: number;
   owner: string;
   /** What the ledger keeps about this attempt. */
   status: number | null;
@@ -39,8 +40,8 @@ export interface AttemptFinish {
 }
 
 /**
- * Closes attempts, many in one statement: each ledger row, each task (only while its worker still holds the
- * lease — a reclaimed task has moved on, and the ledger says this result was superseded) and the destinations
+ * Ends attempts, many in one statement: each ledger row, each task (only while its worker still holds the
+ * lease under this claim — a reclaimed task has moved on, and the ledger says this result was superseded) and the destinations
  * they cooled down or paused. Returns, in order, whether each task took its decision. Finishing in batches
  * shares one durable commit among many attempts, as ingest's group commit does for deliveries.
  */
@@ -49,7 +50,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
   const rows = finishes.map((f, i) => ({
     i,
     taskId: f.taskId,
-    attemptId: f.attemptId,
+    claim: f.claim,
     owner: f.owner,
     status: f.status,
     durationMs: Math.round(f.durationMs),
@@ -70,7 +71,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
     sql`${PREPARED}
     with f as (
       select f.*, greatest(now() + f."delayMs" * interval '1 millisecond', coalesce(f."notBefore", now())) as next
-      from json_to_recordset(${batchJson(rows)}::json) as f(i int, "taskId" text, "attemptId" bigint, owner text,
+      from json_to_recordset(${batchJson(rows)}::json) as f(i int, "taskId" text, claim int, owner text,
         status int, "durationMs" int, class text, error text, reference text, "requestSha256" text, decision text,
         state text, "delayMs" bigint, "notBefore" timestamptz, origin text, pause text, uncounted boolean)
     ),
@@ -90,10 +91,10 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
       from f
       where t.id = f."taskId" and t.lease_owner = f.owner and t.state = 'in_progress'
         -- The owner names a process, not a claim: after a stall past its lease, the same process may have
-        -- reclaimed the task and claimed it again. Only the attempt still open (a reclaim closes it) decides.
-        and exists (select 1 from attempts a where a.id = f."attemptId" and a.task_id = t.id and a.finished_at is null)
+        -- reclaimed the task and claimed it again. Only the claim the task is still under decides.
+        and t.claims = f.claim
         and (select locked from keys) >= 0 and (select marked from keys) = 'on'
-      returning t.id, t.source, t.action, t.order_key, t.order_mode, t.state
+      returning t.id, t.source, t.action, t.order_key, t.order_mode, t.state, t.attempts, t.claim_kind, t.claimed_at
     ),
     -- The keys whose heads ended, each releasing its next task (oncehook_order_release), in one call once every head
     -- of the batch has ended: reading task, the call waits for its update to complete. A batch that ends no ordered
@@ -105,15 +106,24 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
       having count(*) > 0
     ),
     -- PostgreSQL runs every data-modifying CTE to completion, read or not.
+    -- The row written whole, once: the claim's, from the task it still holds (started when it was claimed).
     ledger as (
+      insert into attempts (task_id, claim, number, kind, started_at, finished_at, response_status, duration_ms, class,
+        error, reference, request_sha256, decision)
+      select f."taskId", f.claim, t.attempts, t.claim_kind, t.claimed_at, now(), f.status, f."durationMs", f.class,
+        f.error, f.reference, f."requestSha256", f.decision
+      from f join task t on t.id = f."taskId"
+      on conflict (task_id, claim) do nothing
+      returning id
+    ),
+    -- A finish not kept is either one sent again after its commit (the answer lost on the way), whose row stands,
+    -- or a late one after a reclaim: its result, what actually came back, replaces the reclaim's guess.
+    late as (
       update attempts a set finished_at = now(), response_status = f.status, duration_ms = f."durationMs",
         class = f.class, error = f.error, reference = f.reference, request_sha256 = f."requestSha256",
-        decision = case when f."taskId" in (select id from task) then f.decision
-                        else 'superseded: the lease had expired and the task was reclaimed' end
+        decision = 'superseded: the lease had expired and the task was reclaimed'
       from f
-      -- Once per attempt: a batch committed whose answer was lost is sent again, and must not rewrite a closed
-      -- row as superseded. A reclaimed one is the exception: its late result is what actually came back.
-      where a.id = f."attemptId" and (a.finished_at is null or a.class = 'lease_expired')
+      where a.task_id = f."taskId" and a.claim = f.claim and a.class = 'lease_expired'
       returning a.id
     ),
     -- One row per origin: an upsert may not touch the same row twice in one statement.

@@ -1,4 +1,4 @@
--- revision 2
+-- revision 3
 -- The claim for actions whose origins a destination limits (config `destinations`): the limits hold across every
 -- worker of every instance. The origins' advisory locks, taken in one order, let one claim at a time count what
 -- an origin has in progress (tasks.request_origin) and what its token bucket holds; the tasks are then claimed as
@@ -6,11 +6,12 @@
 -- tokens are taken from its origin's bucket. An advisory lock writes nothing, where locking the bucket's row
 -- would write it on every claim, even one that finds nothing to do.
 -- limits: [{origin, perSecond, burst, maxInFlight}], the origins open_routes' requests can go to (null: no such limit).
--- It returns what oncehook_claim_tasks returns; revision 2 added the frozen URLs, as that function's revision 3 did.
+-- It returns what oncehook_claim_tasks returns; revision 2 added the frozen URLs, as that function's revision 3 did, and
+-- revision 3 the claim's number in place of its ledger row, as revision 4 did.
 DROP FUNCTION IF EXISTS oncehook_claim_limited(text, jsonb, jsonb, int);--> statement-breakpoint
 CREATE OR REPLACE FUNCTION oncehook_claim_limited(worker text, open_routes jsonb, limits jsonb, max_tasks int)
 RETURNS TABLE (id text, source text, action text, "eventId" text, topic text, body bytea, "contentType" text,
-  attempts int, lookups int, mode text, "attemptId" int, reason text, "priorState" text, "requestUrl" text,
+  attempts int, lookups int, mode text, claim int, reason text, "priorState" text, "requestUrl" text,
   "lookupUrl" text)
 LANGUAGE plpgsql
 SET jit = off
@@ -38,7 +39,7 @@ BEGIN
     id := claimed.id; source := claimed.source; action := claimed.action; "eventId" := claimed."eventId";
     topic := claimed.topic; body := claimed.body; "contentType" := claimed."contentType";
     attempts := claimed.attempts; lookups := claimed.lookups; mode := claimed.mode;
-    "attemptId" := claimed."attemptId"; reason := claimed.reason; "priorState" := claimed."priorState";
+    claim := claimed.claim; reason := claimed.reason; "priorState" := claimed."priorState";
     "requestUrl" := claimed."requestUrl"; "lookupUrl" := claimed."lookupUrl";
     RETURN NEXT;
     IF claimed.mode <> 'review' THEN

@@ -1,9 +1,10 @@
--- revision 3
+-- revision 4
 -- The forwarder's claim, one call in autocommit: lock up to max_tasks due tasks with SKIP LOCKED, decide for each
 -- whether it is a send, a lookup about an unknown outcome, or a case for a person (docs/forwarding.md's rules, in
 -- database time), take the lease, write where the request goes (request_origin: the action's origin for a send, the
--- lookup's for a lookup, so a destination's maxInFlight counts every instance's requests), and open the ledger row,
--- so a crash after the claim still leaves the attempt on record. As a function, its SET clauses hold for its own
+-- lookup's for a lookup, so a destination's maxInFlight counts every instance's requests), and note the claim on the
+-- task (its number, time and kind), so a crash after the claim still leaves the attempt on record: in flight until its
+-- ledger row is written whole where it ends (the finish, a release, the reclaim of its lease). As a function, its SET clauses hold for its own
 -- statements only: no transaction of four statements, and no round trips the worker waits for between batches.
 --
 -- open_routes: the configured actions as [{source, action, destination, lookupDestination, keyed, keyRetentionMs,
@@ -28,11 +29,12 @@
 --
 -- The URLs frozen on the task at ingest (request_url, lookup_url: an action whose url or lookup names its delivery)
 -- come back with it: read by the worker apart, they cost a round trip a task. Revision 3 added them to the result,
--- a change of return type that CREATE OR REPLACE refuses: hence the DROP, in the migrator's transaction.
+-- a change of return type that CREATE OR REPLACE refuses: hence the DROP, in the migrator's transaction. Revision 4
+-- returns the claim's number where it returned the ledger row it opened.
 DROP FUNCTION IF EXISTS oncehook_claim_tasks(text, jsonb, int);--> statement-breakpoint
 CREATE OR REPLACE FUNCTION oncehook_claim_tasks(worker text, open_routes jsonb, max_tasks int)
 RETURNS TABLE (id text, source text, action text, "eventId" text, topic text, body bytea, "contentType" text,
-  attempts int, lookups int, mode text, "attemptId" int, reason text, "priorState" text, "requestUrl" text,
+  attempts int, lookups int, mode text, claim int, reason text, "priorState" text, "requestUrl" text,
   "lookupUrl" text)
 LANGUAGE plpgsql
 SET enable_bitmapscan = off
@@ -110,18 +112,17 @@ BEGIN
       lease_expires_at = CASE WHEN due.mode = 'review' THEN NULL ELSE now() + due.lease_ms * interval '1 millisecond' END,
       last_error = CASE WHEN due.mode = 'review' THEN due.reason ELSE t.last_error END,
       request_origin = CASE due.mode WHEN 'send' THEN due.destination WHEN 'lookup' THEN due.lookup_destination END,
+      claims = t.claims + (due.mode <> 'review')::int,
+      claimed_at = CASE WHEN due.mode = 'review' THEN t.claimed_at ELSE now() END,
+      claim_kind = CASE WHEN due.mode = 'review' THEN t.claim_kind ELSE due.mode END,
       updated_at = now()
     FROM due WHERE t.id = due.id
     RETURNING t.id, t.source, t.action, t.event_id, t.topic, t.body, t.content_type, t.attempts, t.lookups,
-      due.mode, due.reason, due.prior_state, t.request_url, t.lookup_url
-  ),
-  ledger AS (
-    INSERT INTO attempts (task_id, number, kind)
-    SELECT c.id, c.attempts, c.mode FROM claimed c WHERE c.mode <> 'review'
-    RETURNING attempts.id, attempts.task_id
+      due.mode, t.claims, due.reason, due.prior_state, t.request_url, t.lookup_url
   )
   SELECT c.id, c.source, c.action, c.event_id, c.topic, c.body, c.content_type, c.attempts, c.lookups, c.mode,
-    l.id::int, CASE WHEN c.mode = 'review' THEN c.reason END, c.prior_state, c.request_url, c.lookup_url
-  FROM claimed c LEFT JOIN ledger l ON l.task_id = c.id;
+    CASE WHEN c.mode <> 'review' THEN c.claims END, CASE WHEN c.mode = 'review' THEN c.reason END, c.prior_state,
+    c.request_url, c.lookup_url
+  FROM claimed c;
 END
 $$;

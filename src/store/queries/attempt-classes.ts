@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Store } from '../connect.ts';
+import type { Db, Store } from '../connect.ts';
 import { rowsOf } from '../rows.ts';
 import { nextTurn, SLICE } from '../slices.ts';
 
@@ -7,12 +7,11 @@ import { nextTurn, SLICE } from '../slices.ts';
  * Attempts by outcome class (`open`: still in flight), counted slice by slice over the primary key (a count
  * of every attempt at once held PGlite's process 0.45 s a million). Each attempt is counted once, with its
  * class when its slice was read: ids partition the table, and the last slice takes every id above it, those
- * inserted meanwhile included.
+ * inserted meanwhile included. An attempt in flight has no row yet (migration 0027): its task in progress, under
+ * the claim it notes, counts it.
  *
- * Not a tally by increments as receipts and tasks are: an attempt changes class when it closes, and again when a
- * worker whose lease was reclaimed finishes late (the ledger keeps that result, marked superseded), so no
- * count of a closed range would stay true without a column the close writes and indexes — and the close is a
- * HOT update because it touches no indexed column (migration 0003).
+ * Not a tally by increments as receipts and tasks are: a row changes class again when a worker whose lease was
+ * reclaimed finishes late (the ledger keeps that result, marked superseded).
  */
 export async function attemptClasses(store: Store, slice: number = SLICE[store.kind]): Promise<Record<string, number>> {
   const { db } = store;
@@ -26,7 +25,14 @@ export async function attemptClasses(store: Store, slice: number = SLICE[store.k
           where id > ${from} ${lastSlice ? sql`` : sql`and id <= ${from + slice}`} group by 1`,
     );
     for (const { key, n } of rows) counts[key] = (counts[key] ?? 0) + n;
-    if (lastSlice) return counts;
+    if (lastSlice) return withInFlight(db, counts);
     await nextTurn();
   }
+}
+
+/** `counts` and the attempts in flight, as `open`: the tasks in progress (few: one a worker's slot). */
+async function withInFlight(db: Db, counts: Record<string, number>): Promise<Record<string, number>> {
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where state = 'in_progress' and claim_kind is not null`);
+  if (row!.n > 0) counts.open = (counts.open ?? 0) + row!.n;
+  return counts;
 }

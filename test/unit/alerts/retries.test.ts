@@ -18,7 +18,7 @@ const refused: Verdict = { class: 'not_sent', status: null, error: 'not sent: co
 
 const message = (attempts: number): ClaimedTask => ({
   id: 't_alert', source: ALERTS_SOURCE, action: 'ops', eventId: 'failed', topic: 'alert.opened', body: new Uint8Array(),
-  contentType: 'application/json', attempts, lookups: 0, mode: 'send', attemptId: attempts, reason: null, priorState: 'pending', requestUrl: null, lookupUrl: null,
+  contentType: 'application/json', attempts, lookups: 0, mode: 'send', claim: attempts, reason: null, priorState: 'pending', requestUrl: null, lookupUrl: null,
 });
 
 /** Refused attempt after refused attempt: how long the message waits in all, and how it ends. */

@@ -17,7 +17,7 @@ const route = routeOf('crm', { url: 'http://crm.test/tasks', idempotency: 'key',
 function claimed(priorState: TaskState, attempts: number, mode: ClaimedTask['mode'] = 'send'): ClaimedTask {
   return {
     id: 't1', source: 'shop', action: 'crm', eventId: 'e1', topic: null, body: new Uint8Array(), contentType: null,
-    attempts, lookups: 0, mode, attemptId: 1, reason: null, priorState, requestUrl: null, lookupUrl: null,
+    attempts, lookups: 0, mode, claim: 1, reason: null, priorState, requestUrl: null, lookupUrl: null,
   };
 }
 

@@ -15,7 +15,7 @@ function routeOf(action: object) {
 function task(id: string, over: Partial<ClaimedTask> = {}): ClaimedTask {
   return {
     id, source: 'shop', action: 'crm', eventId: 'e1', topic: 'orders/create', body: Buffer.from('{"a":1}'), contentType: 'application/json',
-    attempts: 2, lookups: 0, mode: 'send', attemptId: 1, reason: null, priorState: 'pending', requestUrl: null, lookupUrl: null, ...over,
+    attempts: 2, lookups: 0, mode: 'send', claim: 1, reason: null, priorState: 'pending', requestUrl: null, lookupUrl: null, ...over,
   };
 }
 
