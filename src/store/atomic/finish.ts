@@ -106,14 +106,16 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
       having count(*) > 0
     ),
     -- PostgreSQL runs every data-modifying CTE to completion, read or not.
-    -- The row written whole, once: the claim's, from the task it still holds (started when it was claimed).
+    -- The row written whole, once: the claim's, from the task still under it (started when it was claimed). Only a
+    -- finish that moved its task writes it, and its claim has no row until then: no conflict to resolve, and an
+    -- insert without ON CONFLICT writes one WAL record a row fewer (a speculative insert confirms each row).
+    -- attempts_claim_key would refuse a second row all the same.
     ledger as (
       insert into attempts (task_id, claim, number, kind, started_at, finished_at, response_status, duration_ms, class,
         error, reference, request_sha256, decision)
       select f."taskId", f.claim, t.attempts, t.claim_kind, t.claimed_at, now(), f.status, f."durationMs", f.class,
         f.error, f.reference, f."requestSha256", f.decision
       from f join task t on t.id = f."taskId"
-      on conflict (task_id, claim) do nothing
       returning id
     ),
     -- A finish not kept is either one sent again after its commit (the answer lost on the way), whose row stands,
