@@ -11,7 +11,6 @@ import {
   primaryKey,
   text,
   timestamp,
-  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
 /** Raw body bytes: kept exactly as received, because signatures and downstream retries depend on them. */
@@ -241,36 +240,6 @@ export const taskRefs = pgTable(
   ],
 );
 
-/** The run ledger: one row per attempt and the decision taken after it, written when the attempt ends. */
-export const attempts = pgTable(
-  'attempts',
-  {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    taskId: text('task_id').notNull(),
-    number: integer('number').notNull(),
-    /** `send` (a POST to the action) or `lookup` (a GET asking whether the effect exists). */
-    kind: text('kind').notNull().default('send'),
-    startedAt: at('started_at').notNull().defaultNow(),
-    finishedAt: at('finished_at'),
-    requestSha256: text('request_sha256'),
-    responseStatus: integer('response_status'),
-    durationMs: integer('duration_ms'),
-    class: text('class'),
-    error: text('error'),
-    reference: text('reference'),
-    decision: text('decision'),
-    /** The task's claim it ends (`tasks.claims`); null for a transform's row and for rows from before migration 0027. */
-    claim: integer('claim'),
-  },
-  (t) => [
-    // One row per claim: a finish sent twice, or a late one after a reclaim, cannot write a second.
-    uniqueIndex('attempts_claim_key').on(t.taskId, t.claim),
-    // The charts' attempts by start time, as for deliveries (migration 0017). `started_at` is never updated, so
-    // the finish stays a HOT update (migration 0003).
-    index('attempts_started_idx').using('brin', t.startedAt).with({ autosummarize: true }),
-  ],
-);
-
 /**
  * A downstream origin's standing: cooled down after a 429 or 503 so no task hits it until `cooldownUntil`,
  * paused after a 401 or 403 until a person resumes it. Absent row: open.
@@ -412,4 +381,5 @@ export const rejectionSamples = pgTable(
   },
   (t) => [index('rejection_samples_pair_idx').on(t.source, t.reason, t.at)],
 );
+export { attempts } from './schema/attempts.ts';
 export { instances } from './schema/instances.ts';
