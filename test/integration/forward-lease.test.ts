@@ -59,6 +59,23 @@ async function claimAndDie(id: string) {
   return claimed[0]!;
 }
 
+/**
+ * A process names its leases with one owner. Stalled past its lease, it reclaims the task itself and resends it
+ * (keyed, within retention) while the first attempt's answer is still on its way.
+ */
+async function claimedTwice(owner: string) {
+  const id = await deliver('keyed');
+  const { tasks: [first] } = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
+  await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
+  expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
+  const { tasks: [second] } = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
+  expect(second).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
+  return { id, first: first!, second: second! };
+}
+
+/** A 400: the request's answer that fails the task. */
+const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', decision: 'failed', state: 'failed' } as const;
+
 function liveWorker() {
   return new Forwarder(
     { config, store: gateway.store, logger: createLogger('silent'), metrics: createMetrics() },
@@ -156,24 +173,27 @@ describe('leases', () => {
   });
 
   it('a late result of a process whose lease was reclaimed and which claimed the task again is superseded by its new claim', async () => {
-    // A process names its leases with one owner. Stalled past its lease, it reclaims the task itself and resends
-    // it (keyed, within retention) while the first attempt's answer is still on its way.
-    const id = await deliver('keyed');
     const owner = 'stalled-worker';
-    const { tasks: [first] } = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
-    await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
-    expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
-    const { tasks: [second] } = await claimTasks(db(), { owner, routes: routes(), limit: 10 });
-    expect(second).toMatchObject({ id, mode: 'send', attempts: 2, priorState: 'outcome_unknown' });
-
-    const rejected = { status: 400, class: 'rejected', error: 'HTTP 400', decision: 'failed', state: 'failed' } as const;
-    expect(await finishAttempts(db(), [finishOf(first!, owner, rejected)])).toEqual([false]);
-    expect(await releaseUnsent(db(), { taskId: id, claim: first!.claim!, owner, mode: 'send', priorState: 'pending' })).toBe(false);
+    const { id, first, second } = await claimedTwice(owner);
+    expect(await finishAttempts(db(), [finishOf(first, owner, rejected)])).toEqual([false]);
+    expect(await releaseUnsent(db(), { taskId: id, claim: first.claim!, owner, mode: 'send', priorState: 'pending' })).toBe(false);
     expect(await task(db(), id)).toMatchObject({ state: 'in_progress', leaseOwner: owner, attempts: 2 });
 
-    expect(await finishAttempts(db(), [finishOf(second!, owner, { reference: 'ref-2' })])).toEqual([true]);
+    expect(await finishAttempts(db(), [finishOf(second, owner, { reference: 'ref-2' })])).toEqual([true]);
     expect(await task(db(), id)).toMatchObject({ state: 'succeeded', resultReference: 'ref-2' });
     expect((await ledger(db(), id)).map((r) => r.decision)).toEqual([expect.stringMatching(/superseded/), 'succeeded']);
+  });
+
+  it("a late result and the next claim's finish of one task in one batch: each claim's own row, and only the second decides", async () => {
+    const owner = 'stalled-batch-worker';
+    const { id, first, second } = await claimedTwice(owner);
+    const kept = await finishAttempts(db(), [finishOf(first, owner, rejected), finishOf(second, owner, { reference: 'ref-2' })]);
+    expect(kept).toEqual([false, true]);
+    expect(await task(db(), id)).toMatchObject({ state: 'succeeded', resultReference: 'ref-2' });
+    expect((await ledger(db(), id)).map((r) => [r.claim, r.number, r.class, r.decision])).toEqual([
+      [1, 1, 'rejected', expect.stringMatching(/superseded/)],
+      [2, 2, 'success', 'succeeded'],
+    ]);
   });
 
   it('a finish sent again after its commit (the answer lost on the way) changes neither the task nor the ledger', async () => {

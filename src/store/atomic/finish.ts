@@ -94,7 +94,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         -- reclaimed the task and claimed it again. Only the claim the task is still under decides.
         and t.claims = f.claim
         and (select locked from keys) >= 0 and (select marked from keys) = 'on'
-      returning t.id, t.source, t.action, t.order_key, t.order_mode, t.state, t.attempts, t.claim_kind, t.claimed_at
+      returning t.id, t.source, t.action, t.order_key, t.order_mode, t.state, t.claims, t.attempts, t.claim_kind, t.claimed_at
     ),
     -- The keys whose heads ended, each releasing its next task (oncehook_order_release), in one call once every head
     -- of the batch has ended: reading task, the call waits for its update to complete. A batch that ends no ordered
@@ -115,7 +115,8 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         error, reference, request_sha256, decision)
       select f."taskId", f.claim, t.attempts, t.claim_kind, t.claimed_at, now(), f.status, f."durationMs", f.class,
         f.error, f.reference, f."requestSha256", f.decision
-      from f join task t on t.id = f."taskId"
+      -- By claim too: a batch may hold a stalled claim's late finish beside the finish of the task's next claim.
+      from f join task t on t.id = f."taskId" and t.claims = f.claim
       returning id
     ),
     -- A finish not kept is either one sent again after its commit (the answer lost on the way), whose row stands,
@@ -142,7 +143,7 @@ export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[])
         updated_at = now()
       returning origin
     )
-    select f."taskId" in (select id from task) as kept from f where (select count(*) from released) >= 0 order by f.i`,
+    select exists (select 1 from task t where t.id = f."taskId" and t.claims = f.claim) as kept from f where (select count(*) from released) >= 0 order by f.i`,
   );
   return kept.map((row) => row.kept);
 }
