@@ -73,13 +73,15 @@ export function historyStatements(s: HistorySlice): string[] {
     `insert into event_keys (source, event_id, first_delivery, first_seen_at) select 'shop', event, receipt, at from slice`,
     `insert into delivery_bodies (delivery_id, body) select receipt, body from slice where kept`,
     `insert into tasks (id, source, action, event_id, topic, delivery_id, state, body, content_type, body_sha256, attempts,
-       next_attempt_at, first_attempt_at, created_at, updated_at)
+       claims, next_attempt_at, first_attempt_at, created_at, updated_at)
      select task, 'shop', 'crm', event, 'orders/create', receipt, 'succeeded', case when kept then body end, 'application/json', sha,
-       case when g % ${RETRIED_EVERY} = 0 then 2 else 1 end, at, at + interval '50 ms', at,
+       case when g % ${RETRIED_EVERY} = 0 then 2 else 1 end, case when g % ${RETRIED_EVERY} = 0 then 2 else 1 end, at,
+       at + interval '50 ms', at,
        at + case when g % ${RETRIED_EVERY} = 0 then interval '30.1 seconds' else interval '100 ms' end
      from slice order by at`,
-    `insert into attempts (task_id, number, kind, started_at, finished_at, request_sha256, response_status, duration_ms, class, error, decision)
-     select task, number, 'send', started, started + interval '40 ms', sha, status, 40, class, error, decision
+    `insert into attempts (task_id, claim, number, kind, started_at, finished_at, request_sha256, response_status, duration_ms, class,
+       error, decision)
+     select task, number, number, 'send', started, started + interval '40 ms', sha, status, 40, class, error, decision
      from (
        select task, 1 as number, at + interval '50 ms' as started, sha,
          case when g % ${RETRIED_EVERY} = 0 then 503 else 200 end as status,
