@@ -86,11 +86,11 @@ export interface ClaimedTask {
 /**
  * Claims up to `limit` due tasks in one call — graphile-worker's shape: lock with SKIP LOCKED, update — and notes
  * each claim on its task, so a crash after the claim still leaves the attempt on record (in flight, until the
- * reclaim of its lease writes its ledger row). An unknown outcome is reconciled
- * by the rules of docs/forwarding.md ("Outcome unknown"), decided there in database time: send again under the
- * same key while the downstream still keeps it, else ask the lookup, else hold it for a person. The statement and the
- * planner settings it needs live in the database function `oncehook_claim_tasks` (src/store/functions/): one round
- * trip per claim instead of a transaction's four.
+ * reclaim of its lease writes its ledger row). An unknown outcome is reconciled by the rules of docs/forwarding.md
+ * ("Outcome unknown"), decided there in database time: send again under the same key while the downstream still
+ * keeps it, else ask the lookup, else hold it for a person. The statement and the planner settings it needs live
+ * in the database function `oncehook_claim_tasks` (src/store/functions/): one round trip per claim instead of a
+ * transaction's four.
  */
 export async function claimTasks(
   db: Db,

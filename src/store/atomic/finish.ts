@@ -40,10 +40,10 @@ export interface AttemptFinish {
 }
 
 /**
- * Ends attempts, many in one statement: each ledger row, each task (only while its worker still holds the
- * lease under this claim — a reclaimed task has moved on, and the ledger says this result was superseded) and the destinations
- * they cooled down or paused. Returns, in order, whether each task took its decision. Finishing in batches
- * shares one durable commit among many attempts, as ingest's group commit does for deliveries.
+ * Ends attempts, many in one statement: each ledger row, each task (only while its worker still holds the lease
+ * under this claim — a reclaimed task has moved on, and the ledger says this result was superseded) and the
+ * destinations they cooled down or paused. Returns, in order, whether each task took its decision. Finishing in
+ * batches shares one durable commit among many attempts, as ingest's group commit does for deliveries.
  */
 export async function finishAttempts(db: Db, finishes: readonly AttemptFinish[]): Promise<boolean[]> {
   if (finishes.length === 0) return [];
