@@ -275,8 +275,8 @@ export class Forwarder {
   async #claim(): Promise<void> {
     if (this.#freeSlots() <= 0 || this.#stopped) return;
     this.#refillDue = false;
-    // A claim abandoned after it committed leaves its tasks leased with their ledger rows open: the leases
-    // expire and are reclaimed as unknown outcomes, never sent blindly.
+    // A claim abandoned after it committed leaves its tasks leased, their claims noted: the leases expire and
+    // are reclaimed as unknown outcomes, never sent blindly.
     const claims: ((limit: number) => Promise<readonly ClaimedTask[]>)[] = [
       async (limit) => {
         const { tasks, at } = await this.#onQueue((db) => claimTasks(db, { owner: this.#owner, routes: this.#routes.forClaim, limit }));

@@ -4,8 +4,9 @@
 -- database time), take the lease, write where the request goes (request_origin: the action's origin for a send, the
 -- lookup's for a lookup, so a destination's maxInFlight counts every instance's requests), and note the claim on the
 -- task (its number, time and kind), so a crash after the claim still leaves the attempt on record: in flight until its
--- ledger row is written whole where it ends (the finish, a release, the reclaim of its lease). As a function, its SET clauses hold for its own
--- statements only: no transaction of four statements, and no round trips the worker waits for between batches.
+-- ledger row is written whole where it ends (the finish, a release, the reclaim of its lease). As a function, its SET
+-- clauses hold for its own statements only: no transaction of four statements, and no round trips the worker waits
+-- for between batches.
 --
 -- open_routes: the configured actions as [{source, action, destination, lookupDestination, keyed, keyRetentionMs,
 -- lookup, maxAttempts, leaseMs, states}]. A route's `states` (default pending and outcome_unknown) name which of its

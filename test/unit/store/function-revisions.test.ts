@@ -11,7 +11,7 @@ import { functionsToApply, readFunctions, UnknownFunctionRevision, type Function
  */
 const REVISIONS: Record<string, Record<number, string>> = {
   oncehook_claim_limited: { 1: '1f2ba856b9f08c06', 2: 'dc9d8b64eee39bc5', 3: '1c4ee4a1634b16bb' },
-  oncehook_claim_tasks: { 1: 'e64b8c5b53de11a7', 2: 'bd24292b434fd61a', 3: 'acff1717b9170688', 4: 'f750944e35b7041b' },
+  oncehook_claim_tasks: { 1: 'e64b8c5b53de11a7', 2: 'bd24292b434fd61a', 3: 'acff1717b9170688', 4: '083bc099b2f9cbc6' },
   oncehook_order_hold: { 1: '8b49c57cfd238f8f' },
   oncehook_order_release: { 1: '521e0e6255370698', 2: 'f1dcc8bde0e6bd7e' },
   oncehook_order_settle: { 1: 'e16789084d336a7b' },
