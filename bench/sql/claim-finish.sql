@@ -1,4 +1,4 @@
--- The forwarder's database work alone: claim 64 due tasks with oncehook_claim_tasks and finish them as succeeded,
+-- The forwarder's database work alone: claim 64 due tasks with oncehook_claim_batch and finish them as succeeded,
 -- 150 rounds. Database time per task, without HTTP or the worker. `-v variant=` picks how, to compare run
 -- alternately on the same database:
 --   two-trips (the default)  claim, commit; finish, commit: what the forwarder does.
@@ -61,7 +61,7 @@ BEGIN
       END IF;
     END IF;
     EXIT WHEN k > rounds;
-    SELECT array_agg(id), array_agg(claim) INTO ids, numbers FROM oncehook_claim_tasks('bench', routes, 64);
+    SELECT array_agg(id), array_agg(claim) INTO ids, numbers FROM oncehook_claim_batch('bench', routes, 64);
     COMMIT;
   END LOOP;
   RAISE NOTICE '%: % tasks claimed and finished, % µs per task', variant, done,

@@ -19,7 +19,7 @@ const BURST = 20;
 const MAX_IN_FLIGHT = 3;
 
 // Issue 22's "done when": two real gateway processes on one PostgreSQL send 200 tasks to one origin limited to
-// 20 a second and 3 at once. Only the database coordinates them (oncehook_claim_limited), so what the downstream
+// 20 a second and 3 at once. Only the database coordinates them (oncehook_claim_batch_limited), so what the downstream
 // itself saw is what must hold: in no second (sliding over the arrivals) more than perSecond + burst, never more
 // than 3 open at once, one effect per task.
 describe('a destination limited to 20 a second and 3 at once, two instances on one PostgreSQL', () => {

@@ -40,7 +40,7 @@ describe('an action\'s credentials stay out of every view, the database and the 
         },
       },
       { CRM_TOKEN, CRM_READ_TOKEN },
-      // A limited origin too: its claims go through oncehook_claim_limited, its use through /api/destinations.
+      // A limited origin too: its claims go through oncehook_claim_batch_limited, its use through /api/destinations.
       { destinations: { [downstream.url]: { rateLimit: { perSecond: 50 }, maxInFlight: 4 } } },
     );
   });

@@ -84,10 +84,10 @@ describe('a start that cannot succeed says why in one line', () => {
     const sql = postgres(database.url!, { max: 1, onnotice: () => {} });
     try {
       const [newer] = await sql<{ revision: number }[]>`update drizzle.oncehook_functions set revision = revision + 1
-        where name = 'oncehook_claim_tasks' returning revision`;
+        where name = 'oncehook_claim_batch' returning revision`;
       expectOneLine(
         await runCli(['serve', '--port', '0', '--db-wait', '0'], { DATABASE_URL: url }),
-        new RegExp(`the database has revision ${newer!.revision} of oncehook_claim_tasks, and this build knows revision ${newer!.revision - 1}: a newer release migrated it`),
+        new RegExp(`the database has revision ${newer!.revision} of oncehook_claim_batch, and this build knows revision ${newer!.revision - 1}: a newer release migrated it`),
       );
     } finally {
       await sql.end();

@@ -279,7 +279,7 @@ if (engine() === 'postgres') describe('the claim', () => {
       // The claim's statement locks the table it writes once its plan is ready, just before its snapshot.
       await waitFor(async () => (await rows<{ n: number }>(db(), sql`select count(*)::int as n from pg_locks l
         join pg_stat_activity a using (pid)
-        where l.relation = 'tasks'::regclass and l.mode = 'RowExclusiveLock' and a.query like '%oncehook_claim_tasks%'
+        where l.relation = 'tasks'::regclass and l.mode = 'RowExclusiveLock' and a.query like '%oncehook_claim_batch%'
           and a.pid <> pg_backend_pid()`))[0]!.n > 0, 5_000);
       await new Promise((resolve) => setTimeout(resolve, 5));
       expect(claimReturned, 'the claim is still walking the backlog when the retry commits').toBe(false);

@@ -31,13 +31,13 @@ async function planOf(query: ReturnType<typeof sql>): Promise<string> {
 }
 
 /**
- * The claim's statement as oncehook_claim_tasks runs it, planned under the function's own settings: its body, with
+ * The claim's statement as oncehook_claim_batch runs it, planned under the function's own settings: its body, with
  * its arguments written in (a worker, `routes`, 64 tasks).
  */
 async function claimPlanOf(routes: readonly object[]): Promise<string> {
   const [claim] = await rowsOf<{ definition: string }>(
     t.store.db,
-    sql`select pg_get_functiondef('oncehook_claim_tasks(text, jsonb, int)'::regprocedure) as definition`,
+    sql`select pg_get_functiondef('oncehook_claim_batch(text, jsonb, int)'::regprocedure) as definition`,
   );
   const { definition } = claim!;
   const statement = definition
@@ -47,7 +47,7 @@ async function claimPlanOf(routes: readonly object[]): Promise<string> {
     .replace(/\bmax_tasks\b/g, '64');
   return t.store.db.transaction(async (tx) => {
     await tx.execute(sql`select set_config(split_part(c, '=', 1), split_part(c, '=', 2), true)
-      from unnest((select proconfig from pg_proc where oid = 'oncehook_claim_tasks(text, jsonb, int)'::regprocedure)) c`);
+      from unnest((select proconfig from pg_proc where oid = 'oncehook_claim_batch(text, jsonb, int)'::regprocedure)) c`);
     const rows = await rowsOf<{ 'QUERY PLAN': string }>(tx, sql.raw(`explain (verbose, costs off) ${statement}`));
     return rows.map((row) => row['QUERY PLAN']).join('\n');
   });

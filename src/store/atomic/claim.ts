@@ -89,7 +89,7 @@ export interface ClaimedTask {
  * reclaim of its lease writes its ledger row). An unknown outcome is reconciled by the rules of docs/forwarding.md
  * ("Outcome unknown"), decided there in database time: send again under the same key while the downstream still
  * keeps it, else ask the lookup, else hold it for a person. The statement and the planner settings it needs live
- * in the database function `oncehook_claim_tasks` (src/store/functions/): one round trip per claim instead of a
+ * in the database function `oncehook_claim_batch` (src/store/functions/): one round trip per claim instead of a
  * transaction's four.
  */
 export async function claimTasks(
@@ -102,7 +102,7 @@ export async function claimTasks(
   const rows = await rowsOf<ClaimedTask & { claimedAt: string }>(
     db,
     sql`${PREPARED}select now() as "claimedAt", c.* from (select) as look
-        left join lateral oncehook_claim_tasks(${input.owner}, ${JSON.stringify(input.routes)}::jsonb, ${input.limit}::int) as c on true`,
+        left join lateral oncehook_claim_batch(${input.owner}, ${JSON.stringify(input.routes)}::jsonb, ${input.limit}::int) as c on true`,
   );
   const tasks: ClaimedTask[] = [];
   for (const { claimedAt: _, ...task } of rows) if (task.id !== null) tasks.push(task);
@@ -113,7 +113,7 @@ export async function claimTasks(
  * Claims due tasks of actions a destination limits (config `destinations`): at most as many as every origin of the
  * group allows now — requests in progress under `maxInFlight`, tokens in the bucket of `rateLimit` — counted and
  * taken under the origins' locks, so the limits hold across every worker of every instance. The claim itself is
- * `oncehook_claim_tasks`'s; `oncehook_claim_limited` wraps it.
+ * `oncehook_claim_batch`'s; `oncehook_claim_batch_limited` wraps it.
  */
 export async function claimLimited(
   db: Db,
@@ -122,7 +122,7 @@ export async function claimLimited(
   if (input.limit <= 0 || input.routes.length === 0) return [];
   return rowsOf<ClaimedTask>(
     db,
-    sql`${PREPARED}select * from oncehook_claim_limited(${input.owner}, ${JSON.stringify(input.routes)}::jsonb,
+    sql`${PREPARED}select * from oncehook_claim_batch_limited(${input.owner}, ${JSON.stringify(input.routes)}::jsonb,
         ${JSON.stringify(input.limits)}::jsonb, ${input.limit}::int)`,
   );
 }

@@ -36,7 +36,7 @@ export const inList = (values: readonly string[]): SQL => sql`(${sql.join(values
 /**
  * The tasks waiting for a person: in a state only a person ends (but a failed one whose effect a replay made), a
  * step whose predecessor will not succeed on its own, or still to be sent on a route (`source/action`) whose
- * destination is paused. The routes are a filter on the row, as in the claim (oncehook_claim_tasks), so the planner
+ * destination is paused. The routes are a filter on the row, as in the claim (oncehook_claim_batch), so the planner
  * reads the states' indexes, the waiting steps' index and the due index and sorts the few rows they give; as a
  * row comparison `(source, action) in (…)` it judged most tasks to match and walked every task in page order.
  */

@@ -64,7 +64,7 @@ describe('start-up failures', () => {
   });
 
   it("says in its own words that a newer release's functions are in the database", async () => {
-    const newer = new UnknownFunctionRevision('the database has revision 2 of oncehook_claim_tasks, and this build knows revision 1');
+    const newer = new UnknownFunctionRevision('the database has revision 2 of oncehook_claim_batch, and this build knows revision 1');
     const failure = await starting('postgres://app:s3cret@db/x', () => Promise.reject(newer)).catch((error: Error) => error);
     expect(failure).toBeInstanceOf(StartFailure);
     expect(failure.message).toBe(newer.message);

@@ -10,8 +10,9 @@ import { functionsToApply, readFunctions, UnknownFunctionRevision, type Function
  * older build from a newer one, and refuses the older. Earlier lines stay, so a revision is never given twice.
  */
 const REVISIONS: Record<string, Record<number, string>> = {
-  oncehook_claim_limited: { 1: '1f2ba856b9f08c06', 2: 'dc9d8b64eee39bc5', 3: '1c4ee4a1634b16bb' },
-  oncehook_claim_tasks: { 1: 'e64b8c5b53de11a7', 2: 'bd24292b434fd61a', 3: 'acff1717b9170688', 4: '083bc099b2f9cbc6' },
+  // oncehook_claim_tasks and oncehook_claim_limited before them (revisions 1-3 and 1-2 shipped), which they drop.
+  oncehook_claim_batch: { 1: 'baebde4819eea970' },
+  oncehook_claim_batch_limited: { 1: '6f6c1f12a8fb4fcd' },
   oncehook_order_hold: { 1: '8b49c57cfd238f8f' },
   oncehook_order_release: { 1: '521e0e6255370698', 2: 'f1dcc8bde0e6bd7e' },
   oncehook_order_settle: { 1: 'e16789084d336a7b' },

@@ -1,4 +1,4 @@
--- revision 4
+-- revision 1
 -- The forwarder's claim, one call in autocommit: lock up to max_tasks due tasks with SKIP LOCKED, decide for each
 -- whether it is a send, a lookup about an unknown outcome, or a case for a person (docs/forwarding.md's rules, in
 -- database time), take the lease, write where the request goes (request_origin: the action's origin for a send, the
@@ -29,11 +29,14 @@
 -- oncehook_unknown_outcome_mode, the rule that also decides `due`'s mode below.
 --
 -- The URLs frozen on the task at ingest (request_url, lookup_url: an action whose url or lookup names its delivery)
--- come back with it: read by the worker apart, they cost a round trip a task. Revision 3 added them to the result,
--- a change of return type that CREATE OR REPLACE refuses: hence the DROP, in the migrator's transaction. Revision 4
--- returns the claim's number where it returned the ledger row it opened.
+-- come back with it: read by the worker apart, they cost a round trip a task.
+--
+-- Named anew when the claim stopped opening a ledger row: the earlier `oncehook_claim_tasks` returned that row's ID,
+-- which its builds' finish closes. Dropped here, in the migrator's transaction, it leaves the workers of such a build
+-- still running (a rolling upgrade) unable to claim at all, rather than claiming and sending what their finish can
+-- no longer record: their attempts in flight end as a crash's would, by the reclaim of their leases.
 DROP FUNCTION IF EXISTS oncehook_claim_tasks(text, jsonb, int);--> statement-breakpoint
-CREATE OR REPLACE FUNCTION oncehook_claim_tasks(worker text, open_routes jsonb, max_tasks int)
+CREATE OR REPLACE FUNCTION oncehook_claim_batch(worker text, open_routes jsonb, max_tasks int)
 RETURNS TABLE (id text, source text, action text, "eventId" text, topic text, body bytea, "contentType" text,
   attempts int, lookups int, mode text, claim int, reason text, "priorState" text, "requestUrl" text,
   "lookupUrl" text)

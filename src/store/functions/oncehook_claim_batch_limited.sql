@@ -1,15 +1,15 @@
--- revision 3
+-- revision 1
 -- The claim for actions whose origins a destination limits (config `destinations`): the limits hold across every
 -- worker of every instance. The origins' advisory locks, taken in one order, let one claim at a time count what
 -- an origin has in progress (tasks.request_origin) and what its token bucket holds; the tasks are then claimed as
--- oncehook_claim_tasks claims any, at most as many as every origin of the group allows, and each request's
+-- oncehook_claim_batch claims any, at most as many as every origin of the group allows, and each request's
 -- tokens are taken from its origin's bucket. An advisory lock writes nothing, where locking the bucket's row
 -- would write it on every claim, even one that finds nothing to do.
 -- limits: [{origin, perSecond, burst, maxInFlight}], the origins open_routes' requests can go to (null: no such limit).
--- It returns what oncehook_claim_tasks returns; revision 2 added the frozen URLs, as that function's revision 3 did, and
--- revision 3 the claim's number in place of its ledger row, as revision 4 did.
+-- It returns what oncehook_claim_batch returns. The earlier `oncehook_claim_limited`, which returned the ledger row a
+-- claim opened, is dropped for the reason oncehook_claim_batch gives.
 DROP FUNCTION IF EXISTS oncehook_claim_limited(text, jsonb, jsonb, int);--> statement-breakpoint
-CREATE OR REPLACE FUNCTION oncehook_claim_limited(worker text, open_routes jsonb, limits jsonb, max_tasks int)
+CREATE OR REPLACE FUNCTION oncehook_claim_batch_limited(worker text, open_routes jsonb, limits jsonb, max_tasks int)
 RETURNS TABLE (id text, source text, action text, "eventId" text, topic text, body bytea, "contentType" text,
   attempts int, lookups int, mode text, claim int, reason text, "priorState" text, "requestUrl" text,
   "lookupUrl" text)
@@ -35,7 +35,7 @@ BEGIN
     RETURN;
   END IF;
 
-  FOR claimed IN SELECT * FROM oncehook_claim_tasks(worker, open_routes, least(allowed, max_tasks)) LOOP
+  FOR claimed IN SELECT * FROM oncehook_claim_batch(worker, open_routes, least(allowed, max_tasks)) LOOP
     id := claimed.id; source := claimed.source; action := claimed.action; "eventId" := claimed."eventId";
     topic := claimed.topic; body := claimed.body; "contentType" := claimed."contentType";
     attempts := claimed.attempts; lookups := claimed.lookups; mode := claimed.mode;
