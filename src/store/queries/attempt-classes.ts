@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db, Store } from '../connect.ts';
 import { rowsOf } from '../rows.ts';
 import { nextTurn, SLICE } from '../slices.ts';
+import { ATTEMPTS_IN_FLIGHT } from './attempt-series.ts';
 
 /**
  * Attempts by outcome class (`open`: still in flight), counted slice by slice over the primary key (a count
@@ -32,7 +33,7 @@ export async function attemptClasses(store: Store, slice: number = SLICE[store.k
 
 /** `counts` and the attempts in flight, as `open`: the tasks in progress (few: one a worker's slot). */
 async function withInFlight(db: Db, counts: Record<string, number>): Promise<Record<string, number>> {
-  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from tasks where state = 'in_progress' and claim_kind is not null`);
+  const [row] = await rowsOf<{ n: number }>(db, sql`select count(*)::int as n from ${ATTEMPTS_IN_FLIGHT.table}`);
   if (row!.n > 0) counts.open = (counts.open ?? 0) + row!.n;
   return counts;
 }
