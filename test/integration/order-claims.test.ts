@@ -93,13 +93,37 @@ async function deadlocks(): Promise<number> {
   return row!.n;
 }
 
-/** Until a statement of this database waits for a lock of `event`'s kind: the finish another transaction holds up. */
-const untilWaiting = (tx: postgres.TransactionSql, event: 'advisory' | 'transactionid') =>
-  waitFor(async () => {
-    const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${event}`;
-    return row!.n > 0;
-  });
+/**
+ * Finishes `claimed` while another transaction, begun by `hold`, keeps the finish waiting for a lock of `event`'s
+ * kind; once it waits, that transaction commits. Answers what the finish kept.
+ */
+async function finishHeldUp(
+  claimed: ClaimedTask,
+  owner: string,
+  hold: (tx: postgres.TransactionSql) => Promise<unknown>,
+  event: 'advisory' | 'transactionid',
+): Promise<boolean[]> {
+  const other = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
+  try {
+    const { finish } = await other.begin(async (tx) => {
+      await hold(tx);
+      const finish = finishAttempts(gateway.store.db, [finishOf(claimed, owner)]);
+      await waitFor(async () => {
+        const [row] = await tx<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and wait_event = ${event}`;
+        return row!.n > 0;
+      });
+      return { finish };
+    });
+    return await finish;
+  } finally {
+    await other.end();
+  }
+}
+
+/** Whether a task is held, and due: a released one is neither held nor waiting. */
+const standing = async (id: string) =>
+  (await rows<{ held: boolean; due: boolean }>(gateway.store.db, sql`select held, next_attempt_at <= now() as due from tasks where id = ${id}`))[0];
 
 const settled = async (made: Map<string, unknown>) => {
   const [row] = await rows<{ n: number }>(
@@ -156,28 +180,16 @@ describe('ordered tasks under concurrent claims', () => {
       const [head] = [...made.keys()];
       const { tasks: claimed } = await claimTasks(gateway.store.db, { owner: 'waiter', routes: routes(), limit: 10 });
       expect(claimed.map((c) => c.id)).toEqual([head]);
-      const other = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
-      try {
-        // Another transaction holds the key and places a task behind its head, held; the finish's statement begins
-        // meanwhile, so what it reads with its own snapshot has no such task.
-        const { finish } = await other.begin(async (tx) => {
-          await tx`select pg_advisory_xact_lock(oncehook_order_lock(source, action, order_key)) from tasks where id = ${head!}`;
-          await tx`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256, order_key, order_mode, order_number)
-            select 'behind-4000', source, action, 'behind-4000', delivery_id, 'pending', body_sha256, order_key, order_mode, 2
-            from tasks where id = ${head!}`;
-          const finish = finishAttempts(gateway.store.db, [finishOf(claimed[0]!, 'waiter')]);
-          await untilWaiting(tx, 'advisory');
-          return { finish };
-        });
-        expect(await finish).toEqual([true]);
-      } finally {
-        await other.end();
-      }
-      const [behind] = await rows<{ held: boolean; due: boolean }>(
-        gateway.store.db,
-        sql`select held, next_attempt_at <= now() as due from tasks where id = 'behind-4000'`,
-      );
-      expect(behind).toEqual({ held: false, due: true });
+      // Another transaction holds the key and places a task behind its head, held; the finish's statement begins
+      // meanwhile, so what it reads with its own snapshot has no such task.
+      const kept = await finishHeldUp(claimed[0]!, 'waiter', async (tx) => {
+        await tx`select pg_advisory_xact_lock(oncehook_order_lock(source, action, order_key)) from tasks where id = ${head!}`;
+        await tx`insert into tasks (id, source, action, event_id, delivery_id, state, body_sha256, order_key, order_mode, order_number)
+          select 'behind-4000', source, action, 'behind-4000', delivery_id, 'pending', body_sha256, order_key, order_mode, 2
+          from tasks where id = ${head!}`;
+      }, 'advisory');
+      expect(kept).toEqual([true]);
+      expect(await standing('behind-4000')).toEqual({ held: false, due: true });
       // Out of the way of the tests after this one, which claim whatever is due.
       await rows(gateway.store.db, sql`update tasks set state = 'cancelled' where id = 'behind-4000'`);
     });
@@ -189,25 +201,13 @@ describe('ordered tasks under concurrent claims', () => {
       const byVersion = new Map([...made].map(([id, { version }]) => [version, id]));
       const { tasks: claimed } = await claimTasks(gateway.store.db, { owner: 'cancelled-next', routes: routes(), limit: 10 });
       expect(claimed.map((c) => c.id)).toEqual([byVersion.get(1)]);
-      const other = postgres(gateway.database.url!, { max: 1, onnotice: () => {} });
-      try {
-        // A person's cancel of the next task, not yet committed: it holds that task's row, and no lock of its key. The
-        // finish finds the task held, then waits for the cancel before it can release it.
-        const { finish } = await other.begin(async (tx) => {
-          await tx`update tasks set state = 'cancelled', updated_at = now() where id = ${byVersion.get(2)!}`;
-          const finish = finishAttempts(gateway.store.db, [finishOf(claimed[0]!, 'cancelled-next')]);
-          await untilWaiting(tx, 'transactionid');
-          return { finish };
-        });
-        expect(await finish).toEqual([true]);
-      } finally {
-        await other.end();
-      }
-      const [after] = await rows<{ held: boolean; due: boolean }>(
-        gateway.store.db,
-        sql`select held, next_attempt_at <= now() as due from tasks where id = ${byVersion.get(3)!}`,
-      );
-      expect(after).toEqual({ held: false, due: true });
+      // A person's cancel of the next task, not yet committed: it holds that task's row, and no lock of its key. The
+      // finish finds the task held, then waits for the cancel before it can release it.
+      const kept = await finishHeldUp(claimed[0]!, 'cancelled-next', async (tx) => {
+        await tx`update tasks set state = 'cancelled', updated_at = now() where id = ${byVersion.get(2)!}`;
+      }, 'transactionid');
+      expect(kept).toEqual([true]);
+      expect(await standing(byVersion.get(3)!)).toEqual({ held: false, due: true });
       await rows(gateway.store.db, sql`update tasks set state = 'cancelled' where id = ${byVersion.get(3)!}`);
     });
   }
