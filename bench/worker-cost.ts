@@ -5,8 +5,8 @@
  *
  *   npx tsx bench/worker-cost.ts                      # 20,000 tasks, three drains, PostgreSQL at 127.0.0.1:5432
  *   npx tsx bench/worker-cost.ts --tasks 5000 --rounds 1
- *   npm run build && npx tsx bench/worker-cost.ts --from dist/src   # the build's forwarder
- *   npx tsx bench/worker-cost.ts --from dist/src --against ../old/dist/src --rounds 6   # two builds, drain by drain
+ *   npx tsx bench/worker-cost.ts --from .          # this checkout's forwarder bundled as the build bundles it
+ *   npx tsx bench/worker-cost.ts --from . --against ../before --rounds 6   # two checkouts, bundled, drain by drain
  *   npx tsx bench/worker-cost.ts --profile /tmp/drain.cpuprofile   # a CPU profile of the drains alone
  *
  * Each drain fills a scratch database (`oncehook_worker_cost`, dropped at the end) with `--tasks` tasks through the
@@ -22,7 +22,7 @@ import { rowsOf } from '../src/store/rows.ts';
 import { Cleanup } from './cleanup.ts';
 import { openScratch } from './scratch.ts';
 import { startDownstream } from './servers/start.ts';
-import { partCosts, partsConfig, workerModules, type WorkerModules } from './worker-parts.ts';
+import { bundleWorkerModules, partCosts, partsConfig, workerModules, type WorkerModules } from './worker-parts.ts';
 
 const { values } = parseArgs({
   options: {
@@ -101,10 +101,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const range = (xs: number[]) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
 
 async function main(): Promise<void> {
-  const m = await workerModules(values.from);
+  const m = await workerModules(values.from === undefined ? undefined : await bundleWorkerModules(values.from));
   // A second build, drained in turn with the first in this one process: the machine's load, and the JIT's work on the
   // modules both share, fall on both alike.
-  const other = values.against === undefined ? null : await workerModules(values.against);
+  const other = values.against === undefined ? null : await workerModules(await bundleWorkerModules(values.against));
   const cleanup = new Cleanup();
   cleanup.onSignals();
   try {

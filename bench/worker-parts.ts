@@ -3,41 +3,82 @@
  * functions the forwarder runs, each in a loop over the same task. What the drain costs beyond their sum is the
  * claim and the finish (postgres.js, the group commit), the loop, the timers and what garbage they all leave.
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ClaimedTask } from '../src/store/atomic/claim.ts';
 
-/** The forwarder and what it runs: this checkout's sources, or a build's (`--from dist/src`). */
-export async function workerModules(dir?: string) {
-  const from = dir === undefined ? new URL('../src/', import.meta.url) : pathToFileURL(`${dir.replace(/\/$/, '')}/`);
-  const ext = dir === undefined ? 'ts' : 'js';
-  const load = (path: string) => import(new URL(`${path}.${ext}`, from).href);
-  const [forwarder, log, metrics, schema, routes, pools, exchange, request, classify, decide, ids] = (await Promise.all(
-    ['forward/forwarder', 'log', 'metrics', 'config/schema', 'forward/routes', 'forward/pools', 'forward/exchange', 'forward/request', 'forward/classify', 'forward/decide', 'ids'].map(load),
-  )) as [
-    typeof import('../src/forward/forwarder.ts'),
-    typeof import('../src/log.ts'),
-    typeof import('../src/metrics.ts'),
-    typeof import('../src/config/schema.ts'),
-    typeof import('../src/forward/routes.ts'),
-    typeof import('../src/forward/pools.ts'),
-    typeof import('../src/forward/exchange.ts'),
-    typeof import('../src/forward/request.ts'),
-    typeof import('../src/forward/classify.ts'),
-    typeof import('../src/forward/decide.ts'),
-    typeof import('../src/ids.ts'),
-  ];
+/** The modules of a task's path through the worker, by where they lie under a checkout's src/. */
+const MODULES = {
+  forwarder: 'forward/forwarder',
+  log: 'log',
+  metrics: 'metrics',
+  schema: 'config/schema',
+  routes: 'forward/routes',
+  pools: 'forward/pools',
+  exchange: 'forward/exchange',
+  request: 'forward/request',
+  classify: 'forward/classify',
+  decide: 'forward/decide',
+  ids: 'ids',
+} as const;
+
+interface Loaded {
+  forwarder: typeof import('../src/forward/forwarder.ts');
+  log: typeof import('../src/log.ts');
+  metrics: typeof import('../src/metrics.ts');
+  schema: typeof import('../src/config/schema.ts');
+  routes: typeof import('../src/forward/routes.ts');
+  pools: typeof import('../src/forward/pools.ts');
+  exchange: typeof import('../src/forward/exchange.ts');
+  request: typeof import('../src/forward/request.ts');
+  classify: typeof import('../src/forward/classify.ts');
+  decide: typeof import('../src/forward/decide.ts');
+  ids: typeof import('../src/ids.ts');
+}
+
+/**
+ * A checkout's worker modules bundled as `npm run build` bundles the gateway (this checkout's bundle.config.ts), into
+ * `<checkout>/dist/worker-parts/`, where the dependencies the build leaves outside resolve from the checkout's own
+ * node_modules. The build itself is one bundle whose modules cannot be imported one by one; through tsx, every
+ * function would also carry the name-keeping calls tsx adds, which the build has not.
+ */
+export async function bundleWorkerModules(checkout: string): Promise<string> {
+  const root = resolve(checkout);
+  const outDir = join(root, 'dist', 'worker-parts');
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const entry = join(outDir, 'entry.ts');
+  writeFileSync(entry, Object.entries(MODULES).map(([name, path]) => `export * as ${name} from ${JSON.stringify(join(root, 'src', `${path}.ts`))};\n`).join(''));
+  const [{ build }, { default: config }] = await Promise.all([import('vite'), import('../bundle.config.ts')]);
+  await build({
+    ...config,
+    configFile: false,
+    root,
+    logLevel: 'warn',
+    build: { ...config.build, outDir, emptyOutDir: false, rolldownOptions: { ...config.build?.rolldownOptions, input: { 'worker-modules': entry } } },
+  });
+  return pathToFileURL(join(outDir, 'worker-modules.js')).href;
+}
+
+/** The forwarder and what it runs: this checkout's sources through tsx, or a bundle `bundleWorkerModules` made. */
+export async function workerModules(bundle?: string) {
+  const m: Loaded =
+    bundle === undefined
+      ? (Object.fromEntries(await Promise.all(Object.entries(MODULES).map(async ([name, path]) => [name, await import(`../src/${path}.ts`)]))) as Loaded)
+      : ((await import(bundle)) as Loaded);
   return {
-    Forwarder: forwarder.Forwarder,
-    createLogger: log.createLogger,
-    createMetrics: metrics.createMetrics,
-    configSchema: schema.configSchema,
-    Routes: routes.Routes,
-    Pools: pools.Pools,
-    exchange: exchange.exchange,
-    sendRequest: request.sendRequest,
-    classifySend: classify.classifySend,
-    decide: decide.decide,
-    sha256Hex: ids.sha256Hex,
+    Forwarder: m.forwarder.Forwarder,
+    createLogger: m.log.createLogger,
+    createMetrics: m.metrics.createMetrics,
+    configSchema: m.schema.configSchema,
+    Routes: m.routes.Routes,
+    Pools: m.pools.Pools,
+    exchange: m.exchange.exchange,
+    sendRequest: m.request.sendRequest,
+    classifySend: m.classify.classifySend,
+    decide: m.decide.decide,
+    sha256Hex: m.ids.sha256Hex,
   };
 }
 export type WorkerModules = Awaited<ReturnType<typeof workerModules>>;

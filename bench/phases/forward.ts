@@ -13,10 +13,10 @@ import { progressLine, type Context, type ForwardResult } from './context.ts';
 import { measureDrain, measureIdleLatency, settle } from './drain.ts';
 import { closedLoop } from './load-spec.ts';
 import { withSession } from './session.ts';
-import { partCosts, workerModules } from '../worker-parts.ts';
+import { bundleWorkerModules, partCosts, workerModules } from '../worker-parts.ts';
 
-/** The build the worker ran: its parts are timed from the same code. */
-const BUILT = fileURLToPath(new URL('../../dist/src', import.meta.url));
+/** The checkout whose build the worker ran: its parts are timed from the same sources, bundled alike. */
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 export async function runForward(ctx: Context): Promise<ForwardResult> {
   return withSession(ctx, 'forward', async (session) => {
@@ -46,7 +46,7 @@ export async function runForward(ctx: Context): Promise<ForwardResult> {
     await tasks.close();
     await worker.stop();
     ctx.say("each part of the worker's path alone…");
-    const parts = await partCosts(await workerModules(ctx.options.sources ? undefined : BUILT), session.downstream.origin, signedDelivery({ eventId: 'parts', bytes: ctx.options.bodyBytes }).body.toString());
+    const parts = await partCosts(await workerModules(ctx.options.sources ? undefined : await bundleWorkerModules(REPO)), session.downstream.origin, signedDelivery({ eventId: 'parts', bytes: ctx.options.bodyBytes }).body.toString());
     if (!idle) return { measured: true, fill, work, idleFirstForward: null, peakRssBytes, parts };
 
     ctx.say('idle first-forward latency…');
