@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: oncehook beside its ceilings, measured in one run on one machine, because on a shared
- * two-core box absolute figures drift from run to run while ratios measured side by side hold (issue 6).
+ * two-core box absolute figures drift from run to run while ratios measured side by side hold.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -28,8 +28,8 @@ export interface Ratio {
 }
 
 /**
- * The ratios issue 6 asked for, from figures measured side by side in this run. Issue 26 restated its targets
- * (targets.ts); these are the figures beside them, with no line of their own.
+ * The ratios the bench has reported from its start, from figures measured side by side in this run. The targets
+ * (targets.ts) are read from some of them; these are the figures beside them, with no line of their own.
  */
 export function ratios(r: Results): Ratio[] {
   const ingest = r.ingest?.load.acceptedPerSecond ?? null;

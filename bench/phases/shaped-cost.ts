@@ -1,5 +1,5 @@
 /**
- * What an action's `filter` and `transform` cost at ingest (issue 22): the ingest load against the bench's usual
+ * What an action's `filter` and `transform` cost at ingest: the ingest load against the bench's usual
  * action, against the same action with a filter every delivery passes, and with that filter and a transform shaping
  * a CRM body. Pure: the shapes, the order the runs take, and how the runs are read against each other.
  */

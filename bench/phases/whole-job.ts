@@ -1,5 +1,5 @@
 /**
- * The whole job (issue 26): one gateway process receiving the ingest load and forwarding what it accepts, in the
+ * The whole job: one gateway process receiving the ingest load and forwarding what it accepts, in the
  * same process, to the same downstream — oncehook as `npm start` runs it, on PostgreSQL, against the gateway a
  * developer would write instead (Hono + pg-boss, bench/peer/), then oncehook again on embedded PGlite. What counts
  * is what reached the downstream while the load ran, not what was accepted: a backlog left behind is not done.

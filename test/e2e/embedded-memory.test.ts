@@ -9,7 +9,7 @@ import { startDownstream, type Downstream } from '../support/downstream.ts';
 import { waitFor } from '../support/forwarding.ts';
 import { BIN, LAUNCHER, spawnGateway, type GatewayProcess } from '../support/process.ts';
 
-// The embedded default within a small machine's memory (issue 28): a first start extracts the shipped cluster
+// The embedded default within a small machine's memory: a first start extracts the shipped cluster
 // image rather than running initdb (~1 GiB), and PGlite's buffers and WebAssembly code are kept small. The
 // kernel's own figures for the process: its peak (VmHWM) and what it holds once idle (VmRSS). `npm start` holds
 // ~70 MiB more than the build (tsx compiles the sources as they load, its hooks in a thread of their own): 276–282
