@@ -12,6 +12,7 @@ import {
   text,
   timestamp,
 } from 'drizzle-orm/pg-core';
+import { txid } from './schema/txid.ts';
 
 /** Raw body bytes: kept exactly as received, because signatures and downstream retries depend on them. */
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
@@ -19,14 +20,6 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
 });
 
 const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
-
-/**
- * The ID of the transaction that inserted a row (`pg_current_xact_id()`). Admin cursors page on it: every
- * row of a transaction older than the oldest one still running is committed, so pages below that horizon
- * neither skip a late commit nor repeat a row (src/store/queries/cursor.ts).
- */
-const insertingTransaction = customType<{ data: string; driverData: string }>({ dataType: () => 'xid8' });
-const txid = () => insertingTransaction('txid').notNull().default(sql`pg_current_xact_id()`);
 
 /** An action that made no task of a delivery: `detail` names the field, its value and the condition. */
 export interface SkippedAction {

@@ -1,4 +1,4 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from './connect.ts';
 import type { OrderMode } from '../shape/order.ts';
 import { UNRESOLVED } from './decisions.ts';
@@ -72,7 +72,7 @@ async function readTaskView(db: Db, id: string) {
     orderKey === null
       ? null
       : { key: orderKey, mode: orderMode as OrderMode, position: orderBy, heldBy: held ? holder : null, supersededBy };
-  const written: LedgerRow[] = await db.select().from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
+  const written: LedgerRow[] = await db.select(LEDGER_COLUMNS).from(attempts).where(eq(attempts.taskId, id)).orderBy(asc(attempts.id));
   // The attempt in flight has no row until it ends: the claim the task notes shows it, last.
   const ledger = task.state === 'in_progress' && claimKind !== null && claimedAt !== null
     ? [...written, inFlight(id, { claim, number: task.attempts, kind: claimKind, startedAt: claimedAt })]
@@ -87,8 +87,12 @@ async function readTaskView(db: Db, id: string) {
   return { ...row, order, body: shownBody(bodyStart), ledger, operatorActions: actions, replays, frozenUrls: { requestUrl, lookupUrl } };
 }
 
+/** A ledger row's columns as a person reads them: its `txid` is the tally's bookkeeping (attempt-tally.ts). */
+const { txid: _tally, ...ledgerColumns } = getTableColumns(attempts);
+export const LEDGER_COLUMNS = ledgerColumns;
+
 /** A row of the run ledger; the attempt still in flight has no ID. */
-export type LedgerRow = Omit<typeof attempts.$inferSelect, 'id'> & { id: number | null };
+export type LedgerRow = Omit<typeof attempts.$inferSelect, 'id' | 'txid'> & { id: number | null };
 
 function inFlight(taskId: string, claim: { claim: number; number: number; kind: string; startedAt: Date }): LedgerRow {
   const none = { finishedAt: null, requestSha256: null, responseStatus: null, durationMs: null, class: null, error: null };

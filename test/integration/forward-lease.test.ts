@@ -8,8 +8,8 @@ import { createMetrics } from '../../src/metrics.ts';
 import { claimTasks, reclaimExpiredLeases, releaseUnsent, renewLease, type ClaimedTask } from '../../src/store/atomic/claim.ts';
 import { finishAttempts, type AttemptFinish } from '../../src/store/atomic/finish.ts';
 import { retryTask, type OperatorOutcome } from '../../src/store/atomic/operator.ts';
-import { attemptClasses } from '../../src/store/queries/attempt-classes.ts';
 import { attemptsOverTime } from '../../src/store/queries/attempt-series.ts';
+import { attemptTally } from '../../src/store/queries/attempt-tally.ts';
 import { windowOf } from '../../src/store/queries/time-buckets.ts';
 import type { Db } from '../../src/store/connect.ts';
 import { destinations, tasks } from '../../src/store/schema.ts';
@@ -50,6 +50,18 @@ const routes = () => new Routes(config, GRACE_MS).forClaim;
 async function deliver(topic: string): Promise<string> {
   const answer = await post(gateway.url, 'shop', shopifyDelivery({ eventId: `${topic}-${Math.random()}`, topic }));
   return answer.json.tasks[0].id;
+}
+
+/** Attempts by class counted whole: the ended ones' rows and the tasks in flight. */
+async function wholeCount(): Promise<Record<string, number>> {
+  const counted = await rows<{ key: string; n: number }>(
+    db(),
+    sql`select key, count(*)::int as n from (
+          select coalesce(class, 'open') as key from attempts
+          union all select 'open' from tasks where state = 'in_progress' and claim_kind is not null) a
+        group by key`,
+  );
+  return Object.fromEntries(counted.map((row) => [row.key, row.n]));
 }
 
 /** Claims the task as a worker that then dies: the claim and its ledger row are all it leaves. */
@@ -112,7 +124,8 @@ describe('leases', () => {
 
   it('a crash after the claim leaves the attempt on record: in flight on its task, then closed as lease_expired', async () => {
     const id = await deliver('plain');
-    const open = async () => (await attemptClasses(gateway.store)).open ?? 0;
+    const classes = attemptTally(gateway.store);
+    const open = async () => (await classes()).open ?? 0;
     const charted = async () => (await attemptsOverTime(gateway.store, await windowOf(db(), 'hour'))).counts.open?.reduce((a, b) => a + b, 0) ?? 0;
     const [openBefore, chartedBefore] = [await open(), await charted()];
     const claimed = await claimAndDie(id);
@@ -162,6 +175,10 @@ describe('leases', () => {
     // Injected: the lease runs out while the request is still in flight.
     await db().execute(sql`update tasks set lease_expires_at = now() - interval '1 second' where id = ${id}`);
     expect((await reclaimExpiredLeases(db())).map((t) => t.id)).toEqual([id]);
+    // The tally counts the reclaim's row as lease_expired, then meets it again with the late result's class.
+    const classes = attemptTally(gateway.store);
+    const counted = await classes();
+    expect(counted).toEqual(await wholeCount());
 
     const kept = await finishAttempts(db(), [finishOf(claimed, 'dead-worker', { reference: 'late-ref' })]);
     expect(kept).toEqual([false]);
@@ -169,6 +186,10 @@ describe('leases', () => {
     const [row] = await ledger(db(), id);
     expect(row).toMatchObject({ class: 'success', reference: 'late-ref' });
     expect(row!.decision).toMatch(/superseded/);
+    const after = await classes();
+    expect(after).toEqual(await wholeCount());
+    expect(after.success).toBe((counted.success ?? 0) + 1);
+    expect(after.lease_expired ?? 0).toBe(counted.lease_expired! - 1);
     await db().update(tasks).set({ state: 'cancelled' }).where(eq(tasks.id, id));
   });
 

@@ -1,6 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../../src/store/connect.ts';
 import { attempts, tasks } from '../../src/store/schema.ts';
+import { LEDGER_COLUMNS } from '../../src/store/task-view.ts';
 
 /** Waits for `check` to return a value (not undefined/false), polling; fails with the last value seen. */
 export async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
@@ -17,7 +18,7 @@ export async function waitFor<T>(check: () => Promise<T | undefined | false> | T
 export { rowsOf as rows } from '../../src/store/rows.ts';
 
 export type TaskRow = typeof tasks.$inferSelect;
-export type LedgerRow = typeof attempts.$inferSelect;
+export type LedgerRow = Omit<typeof attempts.$inferSelect, 'txid'>;
 
 export async function task(db: Db, id: string): Promise<TaskRow> {
   const [row] = await db.select().from(tasks).where(eq(tasks.id, id));
@@ -35,5 +36,5 @@ export function taskIn(db: Db, id: string, ...states: string[]): Promise<TaskRow
 
 /** The run ledger of a task, in order. */
 export function ledger(db: Db, taskId: string): Promise<LedgerRow[]> {
-  return db.select().from(attempts).where(eq(attempts.taskId, taskId)).orderBy(asc(attempts.id));
+  return db.select(LEDGER_COLUMNS).from(attempts).where(eq(attempts.taskId, taskId)).orderBy(asc(attempts.id));
 }

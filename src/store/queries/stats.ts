@@ -3,7 +3,7 @@ import type { Db, Store } from '../connect.ts';
 import { DECISIONS, TASK_STATES } from '../decisions.ts';
 import { AWAITING_DESTINATION, NEEDS_ATTENTION } from '../operator-rules.ts';
 import { rowsOf } from '../rows.ts';
-import { attemptClasses } from './attempt-classes.ts';
+import { attemptTally } from './attempt-tally.ts';
 import { deliveryTally } from './delivery-tally.ts';
 import { attentionSql, inList } from './task-filter.ts';
 import { taskTally, type StateCount, type TaskTally } from './task-tally.ts';
@@ -56,8 +56,8 @@ export function summarize(states: StateCount[], among: (state: string) => boolea
 export const isUnresolved = (state: string) => !(SETTLED as readonly string[]).includes(state);
 
 /**
- * The figures of `/api/stats` and the dashboard's stats page. Receipts and tasks are tallied by increments,
- * so a view costs what arrived since the last one, not the history; attempts are counted in short slices.
+ * The figures of `/api/stats` and the dashboard's stats page. Receipts, tasks and attempts are tallied by
+ * increments, so a view costs what arrived since the last one, not the history.
  * One reader per process, its task tally shared with `/metrics`.
  */
 export function statsReader(
@@ -67,11 +67,12 @@ export function statsReader(
 ): () => Promise<Stats> {
   const { db } = store;
   const receipts = deliveryTally(store);
+  const classes = attemptTally(store);
   return async () => {
     const [[paused], decisions, attempts, { tasks: states, alertMessages }, waiting] = await Promise.all([
       rowsOf<{ n: number }>(db, sql`select count(*)::int as n from destinations where paused_at is not null`),
       receipts(),
-      attemptClasses(store),
+      classes(),
       tally(),
       queue(),
     ]);
