@@ -2,13 +2,14 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { pageParams, readQuery } from '../http/input.ts';
 import { pausedRoutes } from '../operate/destinations.ts';
+import type { Store } from '../store/connect.ts';
 import { DECISIONS, TASK_STATES } from '../store/decisions.ts';
 import { ATTENTION_STATES } from '../store/operator-rules.ts';
-import { attemptsOverTime } from '../store/queries/attempt-series.ts';
-import { deliveriesOverTime } from '../store/queries/delivery-series.ts';
+import { attemptChart } from '../store/queries/attempt-series.ts';
+import { deliveryChart } from '../store/queries/delivery-series.ts';
 import { isUnresolved, summarize, taskStates } from '../store/queries/stats.ts';
 import { attentionSql } from '../store/queries/task-filter.ts';
-import { RANGES, windowOf, type Range, type Series } from '../store/queries/time-buckets.ts';
+import { RANGES, windowOf, type Range, type Series, type Window } from '../store/queries/time-buckets.ts';
 import { Bars, keysOf, StackedBars, Swatch, totalsOf, words } from './chart.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { duration } from './format.tsx';
@@ -97,19 +98,27 @@ function Card({ value, label, sub, href, warn }: { value: string; label: string;
   return <div class={`card${warn ? ' warn' : ''}`}>{href ? <a href={href}>{body}</a> : body}</div>;
 }
 
+/** The home's charts, one of each per process: they count by increments what came since the last view. */
+export interface HomeCharts {
+  deliveries: (window: Window) => Promise<Series>;
+  attempts: (window: Window) => Promise<Series>;
+}
+
+export const homeCharts = (store: Store): HomeCharts => ({ deliveries: deliveryChart(store), attempts: attemptChart(store) });
+
 /**
  * The home page: traffic over the last hour or day (deliveries by decision, attempts by class), the tasks that
  * wait for a person now, and how old the oldest unresolved one is. The queue is counted as the attention page
  * counts it, and the unresolved tasks from the process's task tally, as `/api/stats` does: the same figures.
  */
-export async function homePage(c: Context<UiEnv>, deps: UiDeps) {
+export async function homePage(c: Context<UiEnv>, deps: UiDeps, charts: HomeCharts) {
   const { range } = readQuery(c, query);
   const { store } = deps;
   const window = await windowOf(store.db, range);
   const heldRoutes = [...(await pausedRoutes(store, deps.config)).sends.keys()];
   const [deliveries, attempts, queue, { tasks }] = await Promise.all([
-    deliveriesOverTime(store, window),
-    attemptsOverTime(store, window),
+    charts.deliveries(window),
+    charts.attempts(window),
     taskStates(store.db, attentionSql(heldRoutes)),
     deps.tasks(),
   ]);

@@ -12,7 +12,7 @@ import { destinationsPage } from './destinations.tsx';
 import type { UiDeps, UiEnv } from './env.ts';
 import { formLimit } from './form-limit.tsx';
 import { refuseReadOnly, requireCsrf, requireSession } from './guard.tsx';
-import { homePage } from './home.tsx';
+import { homeCharts, homePage } from './home.tsx';
 import { deliveryHref, taskHref } from './hrefs.ts';
 import { Problem } from './layout.tsx';
 import { loginRoutes, logout } from './login.tsx';
@@ -53,7 +53,8 @@ export function uiRoutes(deps: UiDeps): Hono {
   app.post('/logout', (c) => logout(c));
 
   app.get('/', (c) => c.redirect('/ui/home', 303));
-  app.get('/home', (c) => homePage(c, deps));
+  const charts = homeCharts(deps.store);
+  app.get('/home', (c) => homePage(c, deps, charts));
   app.get('/attention', (c) => attentionPage(c, deps));
   app.get('/deliveries', (c) => deliveriesPage(c, deps));
   app.get('/deliveries/:id', (c) => deliveryPage(c, deps));

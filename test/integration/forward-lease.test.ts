@@ -8,7 +8,7 @@ import { createMetrics } from '../../src/metrics.ts';
 import { claimTasks, reclaimExpiredLeases, releaseUnsent, renewLease, type ClaimedTask } from '../../src/store/atomic/claim.ts';
 import { finishAttempts, type AttemptFinish } from '../../src/store/atomic/finish.ts';
 import { retryTask, type OperatorOutcome } from '../../src/store/atomic/operator.ts';
-import { attemptsOverTime } from '../../src/store/queries/attempt-series.ts';
+import { attemptChart } from '../../src/store/queries/attempt-series.ts';
 import { attemptTally } from '../../src/store/queries/attempt-tally.ts';
 import { windowOf } from '../../src/store/queries/time-buckets.ts';
 import type { Db } from '../../src/store/connect.ts';
@@ -126,7 +126,8 @@ describe('leases', () => {
     const id = await deliver('plain');
     const classes = attemptTally(gateway.store);
     const open = async () => (await classes()).open ?? 0;
-    const charted = async () => (await attemptsOverTime(gateway.store, await windowOf(db(), 'hour'))).counts.open?.reduce((a, b) => a + b, 0) ?? 0;
+    const chart = attemptChart(gateway.store);
+    const charted = async () => (await chart(await windowOf(db(), 'hour'))).counts.open?.reduce((a, b) => a + b, 0) ?? 0;
     const [openBefore, chartedBefore] = [await open(), await charted()];
     const claimed = await claimAndDie(id);
     const { claimedAt } = await task(db(), id);

@@ -5,9 +5,9 @@
 ALTER TABLE "attempts" ADD COLUMN IF NOT EXISTS "txid" "xid8" DEFAULT '0'::xid8 NOT NULL;--> statement-breakpoint
 ALTER TABLE "attempts" ALTER COLUMN "txid" SET DEFAULT pg_current_xact_id();--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "attempts_txid_idx" ON "attempts" USING btree ("txid","id");--> statement-breakpoint
--- A reclaim's row is the one whose class changes (a late result replaces it), so the tally counts that class whole,
--- and this index holds only its rows.
-CREATE INDEX IF NOT EXISTS "attempts_lease_expired_idx" ON "attempts" USING btree ("id") WHERE class = 'lease_expired';--> statement-breakpoint
+-- A reclaim's row is the one whose class changes (a late result replaces it), so the tally and the charts count that
+-- class whole, and this index holds only its rows, by the time the charts place them at.
+CREATE INDEX IF NOT EXISTS "attempts_lease_expired_idx" ON "attempts" USING btree ("started_at") WHERE class = 'lease_expired';--> statement-breakpoint
 -- A row whose class changes takes the changing transaction's ID, whoever writes it (a late result after a reclaim,
 -- finish.ts, by this build or by one before it during a rolling upgrade): the tally meets it again, as a new row.
 -- An update only: the inserts of the ledger, on forwarding's path, pay nothing for it.

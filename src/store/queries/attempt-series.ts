@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Store } from '../connect.ts';
+import { minuteTally } from './minute-tally.ts';
 import { countByBucket, type Counted, type Series, type Window } from './time-buckets.ts';
 
 /**
@@ -19,14 +20,22 @@ export const ATTEMPTS_IN_FLIGHT: Counted = {
   key: sql`'open'`,
 };
 
+/** The class of a reclaim's row, the one class a row leaves: a late result replaces it. */
+export const RECLAIMED_CLASS = 'lease_expired';
+
+/** That class, counted whole (attempt-tally.ts says why), by the index of its rows (migration 0028). */
+const RECLAIMED = { key: RECLAIMED_CLASS, rows: sql`(select started_at from attempts where class = ${RECLAIMED_CLASS}) as reclaimed` };
+
 /**
- * Attempts by class per bucket of `window`, for the dashboard's home page, through attempts_started_idx (BRIN,
- * migration 0017), so the cost follows the window's rows, not the table's (the figures: docs/performance.md); and
- * those in flight.
+ * Attempts by class per bucket of a window, for the dashboard's home page: the ended ones counted per minute by
+ * increments (minute-tally.ts), so a view costs the attempts ended since the last one, not the window's (the
+ * figures: docs/performance.md); and those in flight, counted whole. One per process.
  */
-export async function attemptsOverTime(store: Store, window: Window): Promise<Series> {
-  const ended = await countByBucket(store, ATTEMPTS_BY_CLASS, window);
-  const { counts } = await countByBucket(store, ATTEMPTS_IN_FLIGHT, window, Infinity);
-  if (counts.open) ended.counts.open = counts.open.map((n, i) => n + (ended.counts.open?.[i] ?? 0));
-  return ended;
+export function attemptChart(store: Store): (window: Window) => Promise<Series> {
+  const ended = minuteTally(store, { ...ATTEMPTS_BY_CLASS, leaving: RECLAIMED });
+  return async (window) => {
+    const [series, { counts }] = await Promise.all([ended(window), countByBucket(store, ATTEMPTS_IN_FLIGHT, window, Infinity)]);
+    if (counts.open) series.counts.open = counts.open.map((n, i) => n + (series.counts.open?.[i] ?? 0));
+    return series;
+  };
 }

@@ -2,12 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { Store } from '../connect.ts';
 import { rowsOf } from '../rows.ts';
 import { SLICE } from '../slices.ts';
-import { ATTEMPTS_IN_FLIGHT } from './attempt-series.ts';
+import { ATTEMPTS_IN_FLIGHT, RECLAIMED_CLASS } from './attempt-series.ts';
 import { horizon } from './cursor.ts';
 import { Increments, oneAtATime, type Ledger } from './increments.ts';
-
-/** The class of a reclaim's row, the one class a row leaves: a late result replaces it. */
-const RECLAIMED = 'lease_expired';
 
 /** `open`: a row from before migration 0027, which opened a row at the claim; none is written open since. */
 const ATTEMPTS: Ledger = { table: 'attempts', key: `coalesce(class, 'open')`, tiebreak: 'id', tiebreakType: 'bigint' };
@@ -43,7 +40,7 @@ export function attemptTally(store: Store, slice: number = SLICE[store.kind]): (
       db,
       sql`with h as materialized (select ${horizon} as at)
           select (select at::text from h) as horizon,
-            (select count(*)::int from attempts where class = ${RECLAIMED}) as reclaimed,
+            (select count(*)::int from attempts where class = ${RECLAIMED_CLASS}) as reclaimed,
             (select count(*)::int from ${ATTEMPTS_IN_FLIGHT.table}) as "inFlight",
             d.key, d.seen, d.settled
           from h left join lateral (
@@ -54,8 +51,8 @@ export function attemptTally(store: Store, slice: number = SLICE[store.kind]): (
     const first = rows[0]!;
     const fresh = rows.flatMap(({ key, seen, settled }) => (key === null ? [] : [{ key, seen, settled }]));
     const totals = classes.add(first.horizon, fresh);
-    totals.delete(RECLAIMED);
-    if (first.reclaimed > 0) totals.set(RECLAIMED, first.reclaimed);
+    totals.delete(RECLAIMED_CLASS);
+    if (first.reclaimed > 0) totals.set(RECLAIMED_CLASS, first.reclaimed);
     if (first.inFlight > 0) totals.set('open', (totals.get('open') ?? 0) + first.inFlight);
     return Object.fromEntries(totals);
   });

@@ -41,7 +41,7 @@ export const attempts = pgTable(
     index('attempts_started_idx').using('brin', t.startedAt).with({ autosummarize: true }),
     // The tally's increments, in the order its first read counts the history in (migration 0028).
     index('attempts_txid_idx').on(t.txid, t.id),
-    // The one class a row leaves: counted whole at each read, not by increments (attempt-tally.ts).
-    index('attempts_lease_expired_idx').on(t.id).where(sql`class = 'lease_expired'`),
+    // The one class a row leaves: counted whole at each read, not by increments (attempt-tally.ts, minute-tally.ts).
+    index('attempts_lease_expired_idx').on(t.startedAt).where(sql`class = 'lease_expired'`),
   ],
 );
