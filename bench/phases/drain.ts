@@ -11,10 +11,22 @@ const POLL_MS = 100;
  * clock runs from the first request the downstream receives until the database shows every job recorded
  * as done — a job is not done when it is sent, only when a crash could no longer make it be sent again.
  * A queue that has not drained by `capMs` is rated on what it finished.
+ *
+ * The database is asked only once the downstream has had a request for every job: a count of the finished jobs
+ * ten times a second read the whole table each time, 11-14 ms of PostgreSQL's time a count at 50,000-60,000 tasks, a
+ * tenth of a core taken from the queue being measured, and most from the one PostgreSQL already held back.
  */
 export async function measureDrain(
   ctx: Context,
-  options: { backlog: number; completed: () => Promise<number>; downstream: Downstream; capMs: number; worker: number },
+  options: {
+    backlog: number;
+    completed: () => Promise<number>;
+    downstream: Downstream;
+    /** What the downstream had received before the workers started (receivedBefore). */
+    sentBefore: number;
+    capMs: number;
+    worker: number;
+  },
 ): Promise<DrainResult> {
   const watch = new CpuWatch({ worker: options.worker, downstream: options.downstream.child.pid });
   watch.start();
@@ -22,17 +34,20 @@ export async function measureDrain(
   let completed = 0;
   let lastSaid = started;
   for (;;) {
-    completed = await options.completed();
+    const sent = (await options.downstream.stats()).received - options.sentBefore;
+    if (sent >= options.backlog) completed = await options.completed();
     const now = wallNow();
     if (completed >= options.backlog || now - started > options.capMs) break;
     if (now - lastSaid >= 2000) {
       lastSaid = now;
-      ctx.say(`${((now - started) / 1000).toFixed(0).padStart(4)} s  ${completed.toLocaleString('en-US')} of ${options.backlog.toLocaleString('en-US')} done`);
+      ctx.say(`${((now - started) / 1000).toFixed(0).padStart(4)} s  ${Math.min(sent, options.backlog).toLocaleString('en-US')} of ${options.backlog.toLocaleString('en-US')} sent`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const doneAt = wallNow();
   const cpu = watch.stop();
+  // Cut short by the cap: rated on what the database shows finished.
+  if (completed < options.backlog) completed = await options.completed();
   const stats = await options.downstream.stats();
   const elapsedMs = doneAt - (stats.firstAt ?? started);
   return {
@@ -45,6 +60,9 @@ export async function measureDrain(
     cpu,
   };
 }
+
+/** The downstream's count of requests, read before a drain's workers start: measureDrain counts from it. */
+export const receivedBefore = async (downstream: Downstream): Promise<number> => (await downstream.stats()).received;
 
 /**
  * Waits, unmeasured, for a backlog that outlived the measurement to finish: an idle latency measured behind

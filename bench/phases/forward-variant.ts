@@ -7,7 +7,7 @@ import type { LoadResult } from '../load/protocol.ts';
 import { runLoad } from '../load/run.ts';
 import { counter } from '../postgres.ts';
 import { progressLine, type Context, type DrainResult } from './context.ts';
-import { measureDrain } from './drain.ts';
+import { measureDrain, receivedBefore } from './drain.ts';
 import { closedLoop } from './load-spec.ts';
 import { withSession, type Session } from './session.ts';
 import type { ActionShape } from './shaped-cost.ts';
@@ -52,10 +52,12 @@ export async function drainBacklog(ctx: Context, session: Session, label: string
   try {
     const backlog = await tasks.count(`select count(*) from tasks where state = 'pending' and ${mine}`);
     ctx.say(`work and forward a backlog of ${backlog.toLocaleString('en-US')} tasks…`);
+    const sentBefore = await receivedBefore(session.downstream);
     const worker = await session.start('worker', `oncehook ${label} (worker)`);
     const work = await measureDrain(ctx, {
       backlog,
       downstream: session.downstream,
+      sentBefore,
       capMs: ctx.options.duration * 1000 * 3,
       completed: () => tasks.count(`select count(*) from tasks where state = 'succeeded' and ${mine}`),
       worker: worker.child.pid,

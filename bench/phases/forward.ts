@@ -10,7 +10,7 @@ import { counter } from '../postgres.ts';
 import { RssSampler } from '../proc.ts';
 import { wallNow } from '../servers/protocol.ts';
 import { progressLine, type Context, type ForwardResult } from './context.ts';
-import { measureDrain, measureIdleLatency, settle } from './drain.ts';
+import { measureDrain, measureIdleLatency, receivedBefore, settle } from './drain.ts';
 import { closedLoop } from './load-spec.ts';
 import { withSession } from './session.ts';
 import { bundleWorkerModules, partCosts, workerModules } from '../worker-parts.ts';
@@ -28,12 +28,14 @@ export async function runForward(ctx: Context): Promise<ForwardResult> {
     const tasks = counter(session.databaseUrl, ctx.cleanup);
     const backlog = await tasks.count(`select count(*) from tasks where state = 'pending'`);
     ctx.say(`work and forward a backlog of ${backlog.toLocaleString('en-US')} tasks…`);
+    const sentBefore = await receivedBefore(session.downstream);
     const worker = await session.start('worker', 'oncehook forward (worker)');
     const rss = new RssSampler(worker.child.pid, 500);
     const completed = () => tasks.count(`select count(*) from tasks where state = 'succeeded'`);
     const work = await measureDrain(ctx, {
       backlog,
       downstream: session.downstream,
+      sentBefore,
       capMs: ctx.options.duration * 1000 * 3,
       completed,
       worker: worker.child.pid,

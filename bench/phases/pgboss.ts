@@ -9,7 +9,7 @@ import { QUEUE } from '../pgboss/protocol.ts';
 import { counter, freshDatabase } from '../postgres.ts';
 import { startDownstream } from '../servers/start.ts';
 import type { Context, PgBossResult } from './context.ts';
-import { measureDrain, measureIdleLatency, settle } from './drain.ts';
+import { measureDrain, measureIdleLatency, receivedBefore, settle } from './drain.ts';
 
 const RUNNER = new URL('../pgboss/runner.ts', import.meta.url);
 
@@ -48,10 +48,12 @@ export async function runPgBoss(ctx: Context): Promise<PgBossResult> {
     ctx.say(`work and forward a backlog of ${figures.backlog.toLocaleString('en-US')} jobs…`);
     const jobs = counter(databaseUrl, ctx.cleanup);
     const completed = () => jobs.count(`select count(*) from pgboss.job where name = '${QUEUE}' and state = 'completed'`);
+    const sentBefore = await receivedBefore(downstream);
     await ask(runner, { type: 'work' }, 'working');
     const work = await measureDrain(ctx, {
       backlog: figures.backlog,
       downstream,
+      sentBefore,
       capMs: options.duration * 1000 * 3,
       completed,
       worker: runner.pid,
