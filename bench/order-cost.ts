@@ -9,7 +9,7 @@
  *   npx tsx bench/order-cost.ts                       # 20,000 tasks over 1,000 keys, two rounds
  *   npx tsx bench/order-cost.ts --keys 100 --rounds 4
  *
- * Each drain fills a fresh scratch database (`oncehook_order_cost`, dropped at the end) with rows written directly,
+ * Each drain fills a fresh scratch database (`oncehook_order_cost_<pid>`, dropped at the end) with rows written directly,
  * the hold trigger placing the ordered ones, then claims 64 at a time and finishes them as succeeded on one
  * connection.
  */
@@ -34,7 +34,8 @@ const { values } = parseArgs({
 });
 const TASKS = Number(values.tasks);
 const KEYS = Number(values.keys);
-const NAME = 'oncehook_order_cost';
+// The process's own: two runs at once on one server would otherwise drop each other's database mid-drain.
+const NAME = `oncehook_order_cost_${process.pid}`;
 const BATCH = 64;
 const OWNER = 'order-cost';
 const ROUTE: ClaimRoute = {

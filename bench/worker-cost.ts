@@ -9,7 +9,7 @@
  *   npx tsx bench/worker-cost.ts --from . --against ../before --rounds 6   # two checkouts, bundled, drain by drain
  *   npx tsx bench/worker-cost.ts --profile /tmp/drain.cpuprofile   # a CPU profile of the drains alone
  *
- * Each drain fills a scratch database (`oncehook_worker_cost`, dropped at the end) with `--tasks` tasks through the
+ * Each drain fills a scratch database (`oncehook_worker_cost_<pid>`, dropped at the end) with `--tasks` tasks through the
  * ingest function, then times the drain alone. Logs go to /dev/null through the gateway's own logger, so the log
  * lines are paid as in production.
  */
@@ -65,7 +65,8 @@ async function fill(db: Awaited<ReturnType<typeof openScratch>>['store']['db'], 
 
 /** One drain: its CPU a task, in µs. */
 async function drain(m: WorkerModules, config: ReturnType<WorkerModules['configSchema']['parse']>, label: string, cleanup: Cleanup, profiler: Session | null): Promise<number> {
-  const scratch = await openScratch('oncehook_worker_cost', { pgUrl: values['pg-url'] });
+  // The process's own, as two runs at once would drop each other's.
+  const scratch = await openScratch(`oncehook_worker_cost_${process.pid}`, { pgUrl: values['pg-url'] });
   const dropped = cleanup.add('scratch database', () => scratch.close());
   const { store } = scratch;
   await fill(store.db, tasks, 'w');
