@@ -37,6 +37,20 @@ export interface Observed {
 export const STATE_TOTALS_CAP = 10_000;
 /** The states whose totals an alert round counts. Names, not input: each is written into the statement. */
 const COUNTED_STATES = ['needs_review', 'outcome_unknown', 'failed', 'awaiting_approval'] as const;
+
+/**
+ * The round's totals of tasks in each of those states, each capped. Each state is named in the statement, not joined
+ * from a list: for a state it cannot see, the planner expected every task to match and scanned the table for the
+ * first ten thousand, reading all of it where a state held none (6.2 s and 2 million pages a round at ten million
+ * tasks). Named, its statistics send each count to tasks_state_idx.
+ */
+export const STATE_TOTALS = sql`jsonb_build_object(${sql.join(
+  COUNTED_STATES.map(
+    (state) => sql`${state}::text, (select count(*) from (select 1 from tasks t
+      where t.state = ${sql.raw(`'${state}'`)} and t.source <> ${ALERTS_SOURCE} limit ${STATE_TOTALS_CAP}) capped)`,
+  ),
+  sql`, `,
+)})`;
 /** Entries consumed a round at most: a backlog after a long outage is worked through round by round. */
 const ENTRIES_PER_ROUND = 5000;
 /** A failure's reason, as a message quotes it: the start of its last error. */
@@ -135,17 +149,7 @@ async function observe(db: Db): Promise<Observed> {
              cross join lateral jsonb_array_elements_text(case when jsonb_typeof(g.gathered->'tasks') = 'array' then g.gathered->'tasks' else '[]' end) as kept(task_id)
              join tasks t on t.id = kept.task_id
            where t.state <> g.condition) as "left",
-          -- Each state named in the statement, not joined from a list: for a state it cannot see, the planner expected
-          -- every task to match and scanned the table for the first ten thousand, reading all of it where a state held
-          -- none (6.2 s and 2 million pages a round at ten million tasks). Named, its statistics send each count to
-          -- tasks_state_idx.
-          jsonb_build_object(${sql.join(
-            COUNTED_STATES.map(
-              (state) => sql`${state}::text, (select count(*) from (select 1 from tasks t
-                where t.state = ${sql.raw(`'${state}'`)} and t.source <> ${ALERTS_SOURCE} limit ${STATE_TOTALS_CAP}) capped)`,
-            ),
-            sql`, `,
-          )}) as "inState",
+          ${STATE_TOTALS} as "inState",
           (select extract(epoch from now() - min(oldest))::float8 from (
             select (select min(t.created_at) from tasks t where t.state = s.state and t.source <> ${ALERTS_SOURCE}) as oldest
             from unnest(array['pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval', 'failed']) as s(state)
