@@ -1,4 +1,4 @@
--- revision 3
+-- revision 4
 -- The keys whose heads a worker's finish ended (finish.ts), each brought to rest. The common case, a key in
 -- `sequence` with no head left and a task held, releases its first held task, every such key of the batch in one
 -- update; any other key (mode `latest`, a head there again, or a next task that changed before its release) takes
@@ -16,23 +16,26 @@
 -- page, and a page changed since it was read is left unmarked. Each look then read every version of the key's
 -- finished tasks again, a cost that grew with the tasks a key had done since the last vacuum.
 --
--- The update finds each next task by the row version the look read (its ctid), not by its ID: no descent of the
--- primary key a task. A version changed in between (a person's cancel) is not found, and that key takes the whole rule.
+-- The update finds each next task by the row version the look read (its ctid): no descent of the primary key a task.
+-- Its ID is checked too: between the two statements a version changed by another transaction (a person's cancel) may
+-- be pruned and its slot given to another row. A next task not found so takes its key's whole rule.
 CREATE OR REPLACE FUNCTION oncehook_order_release(k_sources text[], k_actions text[], k_keys text[], k_modes text[])
 RETURNS void
 LANGUAGE plpgsql
 AS $$
 DECLARE
   nexts tid[];
+  next_ids text[];
   found text[];
   released text[];
 BEGIN
   -- A key's unresolved tasks in the order of tasks_order_open_idx, unheld first: the first is its head if it has one,
   -- else the held task that goes next.
-  SELECT array_agg(n.ctid), array_agg(k.source || ':' || k.action || ':' || k.key) INTO nexts, found
+  SELECT array_agg(n.ctid), array_agg(n.id), array_agg(k.source || ':' || k.action || ':' || k.key)
+  INTO nexts, next_ids, found
   FROM (SELECT DISTINCT * FROM unnest(k_sources, k_actions, k_keys, k_modes) AS u(source, action, key, mode)) k
   CROSS JOIN LATERAL (
-    SELECT n.ctid, n.held FROM tasks n
+    SELECT n.ctid, n.id, n.held FROM tasks n
     WHERE n.source = k.source AND n.action = k.action AND n.order_key = k.key
       AND n.state IN ('pending', 'in_progress', 'outcome_unknown', 'needs_review', 'awaiting_approval')
     ORDER BY n.held, n.order_number, n.order_text, n.order_seq
@@ -41,7 +44,7 @@ BEGIN
   WITH go AS (
     UPDATE tasks t SET held = false,
       next_attempt_at = CASE WHEN t.state = 'pending' THEN now() ELSE t.next_attempt_at END, updated_at = now()
-    WHERE t.ctid = ANY (nexts) AND t.held
+    WHERE t.ctid = ANY (nexts) AND t.id = ANY (next_ids) AND t.held
     RETURNING t.source || ':' || t.action || ':' || t.order_key AS key
   )
   SELECT array_agg(go.key) INTO released FROM go;
