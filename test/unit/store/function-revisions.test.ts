@@ -16,7 +16,7 @@ const REVISIONS: Record<string, Record<number, string>> = {
   oncehook_order_hold: { 1: '8b49c57cfd238f8f' },
   oncehook_order_release: { 1: '521e0e6255370698', 2: 'f1dcc8bde0e6bd7e', 3: 'e7ef675b4f949a1b', 4: 'ce60183cd9f0ad0d' },
   oncehook_order_settle: { 1: 'e16789084d336a7b' },
-  oncehook_order_settle_row: { 1: 'ff7b54f3e4e96be4' },
+  oncehook_order_settle_row: { 1: 'ff7b54f3e4e96be4', 2: '6e2684b259acbcfd' },
   oncehook_record_deliveries: { 1: '3f9b89806b2dbb0b', 2: 'c820a6b887d815f3', 3: '2100bfe54f87eb33' },
   oncehook_record_known_deliveries: { 1: '1241f7773668db76' },
   oncehook_unknown_outcome_mode: { 1: '57be519d75e20eec' },
